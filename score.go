@@ -148,9 +148,11 @@ func Combine(scores []Score, threshold float64) (float64, Verdict) {
 
 // Result is the outcome of one test: one line of a results JSONL file.
 type Result struct {
-	TestID          string          `json:"test_id"`
-	Suite           string          `json:"suite,omitempty"`
-	Target          string          `json:"target,omitempty"`
+	TestID string `json:"test_id"`
+	Suite  string `json:"suite,omitempty"`
+	Target string `json:"target,omitempty"`
+	// Tags come from the test's metadata.tags, for filtering reports.
+	Tags            []string        `json:"tags,omitempty"`
 	Score           float64         `json:"score"`
 	Verdict         Verdict         `json:"verdict"`
 	ExecutionStatus ExecutionStatus `json:"execution_status"`

@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/project"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	_ "github.com/agenteval/agenteval/provider/anthropic" // a suite's judge may name any provider
@@ -86,7 +87,7 @@ func Results(path string, agent agenteval.Agent, opt Options) ([]*agenteval.Resu
 		if err != nil {
 			return nil, fmt.Errorf("judge: %w", err)
 		}
-		j = &judge.Judge{Model: m, Name: s.Judge.Model, Samples: s.Judge.Samples, Cache: &judge.Cache{Dir: judge.DefaultCacheDir}}
+		j = &judge.Judge{Model: m, Name: s.Judge.Model, Samples: s.Judge.Samples, Cache: &judge.Cache{Dir: project.CacheDir(project.Cwd())}}
 	}
 	var mu sync.Mutex
 	byID := map[string]*agenteval.Result{}
@@ -121,7 +122,7 @@ func (o Options) judgeFor() (*judge.Judge, error) {
 		if err != nil {
 			return nil, fmt.Errorf("AGENTEVAL_JUDGE: %w", err)
 		}
-		return &judge.Judge{Model: m, Name: spec, Cache: &judge.Cache{Dir: judge.DefaultCacheDir}}, nil
+		return &judge.Judge{Model: m, Name: spec, Cache: &judge.Cache{Dir: project.CacheDir(project.Cwd())}}, nil
 	}
 	return nil, nil
 }

@@ -383,7 +383,7 @@ func (d *dispatcher) launch(ctx context.Context) {
 // result combines a finished test's trials and lets go of its graders.
 func (d *dispatcher) result(st *testState) *agenteval.Result {
 	t := st.test
-	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: d.r.opt.Target, Scores: []agenteval.Score{}}
+	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: d.r.opt.Target, Tags: Tags(t), Scores: []agenteval.Score{}}
 	combineTrials(res, t, st.trials, d.r.threshold(t))
 	// Trials run side by side: the test took as long as its longest, not
 	// counting the wait for a free slot.
@@ -415,7 +415,7 @@ func (d *dispatcher) finish(st *testState, status agenteval.ExecutionStatus) {
 // dependencyResult is the result of a test that does not run because a
 // dependency ended in execution_error.
 func (r *suiteRunner) dependencyResult(t *agenteval.Test, failedDeps []string) *agenteval.Result {
-	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, Scores: []agenteval.Score{}}
+	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, Tags: Tags(t), Scores: []agenteval.Score{}}
 	if t.OnDependencyFailure == "fail" {
 		res.Verdict, res.ExecutionStatus = agenteval.Fail, agenteval.StatusQualityFailure
 		res.Error = fmt.Sprintf("failed because its dependency %v ended in execution_error (on_dependency_failure: fail)", failedDeps)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/project"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	_ "github.com/agenteval/agenteval/provider/anthropic" // registers "anthropic"
@@ -29,7 +30,7 @@ type judgeFlags struct {
 
 func (f *judgeFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.spec, "judge", "", "judge model as provider:model, e.g. openai:gpt-4o-mini (default $AGENTEVAL_JUDGE)")
-	fl.BoolVar(&f.noCache, "no-cache", false, "do not read or write the judge cache ("+judge.DefaultCacheDir+")")
+	fl.BoolVar(&f.noCache, "no-cache", false, "do not read or write the judge cache (.agenteval/cache in the project root)")
 	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "time limit for each model call")
 	fl.IntVar(&f.maxRetries, "max-retries", 4, "retries of a model call on 429, 5xx, timeouts and unreadable replies")
 	fl.Float64Var(&f.rpm, "rpm", 0, "most model calls per minute to one provider (0: no limit)")
@@ -52,7 +53,7 @@ func (f *judgeFlags) build() (*judge.Judge, error) {
 	}
 	j := &judge.Judge{Model: m, Name: name}
 	if !f.noCache {
-		j.Cache = &judge.Cache{Dir: judge.DefaultCacheDir}
+		j.Cache = &judge.Cache{Dir: project.CacheDir(project.Cwd())}
 	}
 	return j, nil
 }

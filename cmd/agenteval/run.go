@@ -1,11 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/project"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
@@ -37,6 +37,9 @@ type runFlags struct {
 	output    string
 	junit     string
 	resume    string
+	force     bool
+	html      string
+	noStore   bool
 	format    string
 	quiet     bool
 }
@@ -57,7 +60,13 @@ Results are JSONL, one line per test, appended and flushed as each test
 finishes: to -o FILE, or to stdout when it is redirected. On a terminal you
 see live progress and a summary table. Ctrl-C keeps the finished results,
 prints the summary and exits 130; --resume FILE continues a run, skipping
-the tests already in FILE.`,
+the tests already in FILE (and refuses a file written for other suites or
+another target, unless --force).
+
+Results files open with a run header (run id, suites and their hashes,
+target, judge, commit). Every run is also recorded in the project's store,
+.agenteval/agenteval.db in the folder of agenteval.yaml, else the git root,
+else the working directory: see agenteval runs, show, compare and view.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("run needs at least one eval file\nUsage: agenteval run SUITE... [--target NAME|provider:model]")
@@ -76,44 +85,13 @@ the tests already in FILE.`,
 	fl.StringVarP(&f.output, "output", "o", "", "append results (JSONL) to this file")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
 	fl.StringVar(&f.resume, "resume", "", "continue the run recorded in this results file: skip its tests, append the rest")
+	fl.BoolVar(&f.force, "force", false, "with --resume: continue even though the file was written for other suites or another target")
+	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML report to this file")
+	fl.BoolVar(&f.noStore, "no-store", false, "do not record the run in the project's store (.agenteval/agenteval.db)")
 	fl.StringVar(&f.format, "format", "", "stdout format: table, jsonl or json (default: table on a terminal, else jsonl)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	f.judge.add(fl)
 	return cmd
-}
-
-// readDone reads a results file for --resume: the tests it holds, with the
-// status their dependents should see.
-func readDone(path string) (map[string]map[string]agenteval.ExecutionStatus, int, error) {
-	done := map[string]map[string]agenteval.ExecutionStatus{}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return done, 0, nil
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
-	n := 0
-	for sc.Scan() {
-		var r struct {
-			TestID string                    `json:"test_id"`
-			Suite  string                    `json:"suite"`
-			Status agenteval.ExecutionStatus `json:"execution_status"`
-		}
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.TestID == "" {
-			// A line cut off by a kill: that test is run again.
-			continue
-		}
-		if done[r.Suite] == nil {
-			done[r.Suite] = map[string]agenteval.ExecutionStatus{}
-		}
-		done[r.Suite][r.TestID] = r.Status
-		n++
-	}
-	return done, n, sc.Err()
 }
 
 // counters feed the live progress line.
@@ -186,21 +164,30 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		return exitCode(exitUsage)
 	}
 
+	hdr, err := f.header(suites)
+	if err != nil {
+		return err
+	}
 	// Results: --resume appends to its file; -o appends too.
 	out := f.output
-	var done map[string]map[string]agenteval.ExecutionStatus
+	var done *resumed
 	if f.resume != "" {
 		if out != "" && out != f.resume {
 			return usageErr("--resume %s and -o %s differ; a resumed run appends to the file it resumes", f.resume, out)
 		}
 		out = f.resume
-		var n int
-		var err error
-		if done, n, err = readDone(f.resume); err != nil {
+		if done, err = readResumed(f.resume); err != nil {
 			return usageErr("--resume: %v", err)
 		}
+		if old := done.header; old != nil {
+			if err := checkResume(f.resume, old, hdr); err != nil && !f.force {
+				return usageErr("%v", err)
+			}
+			// The file's run goes on, under its own id.
+			hdr.RunID, hdr.Started = old.RunID, old.Started
+		}
 		if !f.quiet && e.stderrTTY {
-			fmt.Fprintf(e.stderr, "resuming: %d tests already in %s are skipped\n", n, f.resume)
+			fmt.Fprintf(e.stderr, "resuming run %s: %d tests already in %s are skipped\n", hdr.RunID, done.n, f.resume)
 		}
 	}
 	format, err := formatFor(f.format, "", e.stdoutTTY && out == "")
@@ -208,6 +195,12 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		return err
 	}
 	var writers report.Multi
+	// started get the header: all but a resumed file, which has its own
+	// (or, written before headers, must not get one in the middle).
+	var started report.Multi
+	// archives are the writers of the whole run, which also get the
+	// results a resumed file already holds.
+	var archives report.Multi
 	var files []*os.File
 	defer func() {
 		for _, fh := range files {
@@ -220,26 +213,56 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			return usageErr("open results file: %v", err)
 		}
 		files = append(files, fh)
-		writers = append(writers, report.NewJSONL(fh))
+		w := report.NewJSONL(fh)
+		writers = append(writers, w)
+		if done == nil || (done.n == 0 && done.header == nil) {
+			started = append(started, w)
+		}
 	}
-	if f.junit != "" {
-		fh, err := os.Create(f.junit)
+	for _, a := range []struct {
+		path string
+		mk   func(io.Writer) report.Writer
+	}{{f.junit, report.NewJUnit}, {f.html, func(w io.Writer) report.Writer { return report.NewHTML(w, report.HTMLOptions{}) }}} {
+		if a.path == "" {
+			continue
+		}
+		fh, err := os.Create(a.path)
 		if err != nil {
-			return usageErr("create %s: %v", f.junit, err)
+			return usageErr("create %s: %v", a.path, err)
 		}
 		files = append(files, fh)
-		writers = append(writers, report.NewJUnit(fh))
+		w := a.mk(fh)
+		writers = append(writers, w)
+		started = append(started, w)
+		archives = append(archives, w)
 	}
 	switch {
 	case e.stdoutTTY && f.format == "":
-		writers = append(writers, report.NewTable(e.stdout, report.TableOptions{Color: e.color, NoMetricSummary: true}))
+		w := report.NewTable(e.stdout, report.TableOptions{Color: e.color, NoMetricSummary: true})
+		writers, started = append(writers, w), append(started, w)
 	case out == "" || f.format != "":
-		writers = append(writers, newWriter(format, e.stdout, nil, e.color && format == "table"))
+		w := newWriter(format, e.stdout, nil, e.color && format == "table")
+		writers, started = append(writers, w), append(started, w)
+	}
+	rec := startRecording(e, f.noStore)
+	defer rec.close()
+	if w := rec.writer(); w != nil {
+		writers, started = append(writers, w), append(started, w)
+	}
+	if err := started.Start(hdr); err != nil {
+		return usageErr("%v", err)
 	}
 
 	var sum report.Summary
 	var sumMu sync.Mutex
 	var c counters
+	if done != nil && done.n > 0 {
+		// The whole run is summed, reported and recorded, not only this
+		// session's part of it.
+		if err := resumeArchives(ctx, f.resume, done.n, hdr.RunID, &sum, archives, rec); err != nil {
+			return usageErr("--resume: %v", err)
+		}
+	}
 	for _, s := range suites {
 		ts, err := run.Selected(s, f.filter)
 		if err != nil {
@@ -260,7 +283,9 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			prog.stop()
 			return err
 		}
-		opt.Done = done[suiteName(s)]
+		if done != nil {
+			opt.Done = done.done[suiteName(s)]
+		}
 		err = run.RunSuite(ctx, s, opt, func(r *agenteval.Result) error {
 			c.add(r)
 			sumMu.Lock()
@@ -278,6 +303,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	}
 	prog.stop()
 	sum.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	rec.finish(runErr, ctx)
 	if cerr := writers.Close(&sum); cerr != nil && runErr == nil {
 		runErr = cerr
 	}
@@ -303,6 +329,53 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		return &exitError{code: exitExecution, err: runErr}
 	}
 	return exitCode(sum.ExitCode())
+}
+
+// header describes the run about to start.
+func (f *runFlags) header(suites []*suite.Suite) (*report.Header, error) {
+	h := newHeader("run")
+	var targets, judges []string
+	for _, s := range suites {
+		sf, err := suiteFile(s.File, suiteName(s))
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		h.Suites = append(h.Suites, sf)
+		ts, err := target.Select(s, f.target)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		targets = append(targets, ts.Name)
+		j := f.judge.spec
+		if j == "" && s.Judge != nil {
+			j = s.Judge.Model
+		}
+		if j == "" {
+			j = os.Getenv("AGENTEVAL_JUDGE")
+		}
+		judges = append(judges, j)
+	}
+	h.Target, h.Judge, h.Simulator, h.Trials = joinUnique(targets), joinUnique(judges), f.simulator, f.trials
+	if f.threshold != -1 {
+		th := f.threshold
+		h.Threshold = &th
+	}
+	return h, nil
+}
+
+// resumeArchives gives the results a resumed file already holds to the
+// summary, to the writers of the whole run (HTML, JUnit), and to the store
+// when it lacks them.
+func resumeArchives(ctx context.Context, path string, n int, runID string, sum *report.Summary, archives report.Multi, rec *recording) error {
+	toStore := rec.needsBackfill(ctx, runID, n)
+	_, err := report.ReadResults(path, func(r *agenteval.Result) error {
+		sum.Add(r)
+		if toStore {
+			rec.add(runID, r)
+		}
+		return archives.Write(r)
+	})
+	return err
 }
 
 func suiteName(s *suite.Suite) string {
@@ -362,7 +435,7 @@ func (f *runFlags) options(s *suite.Suite) (run.Options, error) {
 	if !jf.noCache {
 		// The simulated user's replies are replayed with the judge's,
 		// so a rerun against the same agent sees the same conversation.
-		opt.SimulatorCache = &judge.Cache{Dir: judge.DefaultCacheDir}
+		opt.SimulatorCache = &judge.Cache{Dir: project.CacheDir(project.Cwd())}
 	}
 	return opt, nil
 }
