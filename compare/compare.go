@@ -388,7 +388,10 @@ func diffScores(path string, b, n []agenteval.Score) []Check {
 			continue
 		}
 		out = append(out, diffScores(p, bs.Scores, ns.Scores)...)
-		out = append(out, diffAssertions(p, bs.Assertions, ns.Assertions)...)
+		if len(bs.Scores) == 0 && len(ns.Scores) == 0 {
+			// A composite's assertions repeat its graders', compared above.
+			out = append(out, diffAssertions(p, bs.Assertions, ns.Assertions)...)
+		}
 	}
 	return out
 }

@@ -406,9 +406,6 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 			}
 		}
 		for _, t := range details {
-			if sec.change != Regressed && sec.change != Fixed {
-				break
-			}
 			fmt.Fprintf(bw, "\n<details><summary>%s: what changed</summary>\n\n", md(name(t)))
 			if t.New != nil && t.New.Error != "" {
 				fmt.Fprintf(bw, "Error: %s\n\n", md(t.New.Error))

@@ -172,6 +172,34 @@ func (h *HTMLWriter) Write(r *agenteval.Result) error {
 	return nil
 }
 
+// SetLive sets the URL of events that bring later results of the run
+// (see HTMLOptions.Live); call it before Close.
+func (h *HTMLWriter) SetLive(url string) { h.opt.Live = url }
+
+// WriteRunsPage writes the viewer's list of runs: each item is a run's
+// facts as JSON (id, started, status, suites, target, counts, tokens,
+// cost, duration_ms, tags), and the page lets a person open one or pick
+// two to compare.
+func WriteRunsPage(w io.Writer, runs any) error {
+	bw := bufio.NewWriter(w)
+	if err := pageTemplate.ExecuteTemplate(bw, "head", map[string]any{
+		"Title": "agenteval · runs", "CSP": CSP(), "CSS": template.CSS(reportCSS),
+	}); err != nil {
+		return err
+	}
+	b, err := json.Marshal(map[string]any{"mode": "runs", "runs_list": runs})
+	if err != nil {
+		return err
+	}
+	bw.WriteString(`<script type="application/json" id="meta">`)
+	bw.Write(b)
+	bw.WriteString("</script>\n")
+	if err := pageTemplate.ExecuteTemplate(bw, "tail", map[string]any{"JS": template.JS(reportJS)}); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
 // EndRun closes the current run's data, with its summary.
 func (h *HTMLWriter) EndRun(sum *Summary) {
 	if !h.open {

@@ -101,3 +101,19 @@ func TestTurnStarts(t *testing.T) {
 		t.Errorf("single exchange: %v", got)
 	}
 }
+
+func TestMarkdownGolden(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewMarkdown(&buf)
+	w.(Starter).Start(&Header{RunID: "3f9a2b1c0d4e", Suites: []SuiteFile{{Path: "s.yaml", Name: "quickstart"}}, Target: "replay"})
+	var sum Summary
+	for _, r := range append(results(), conversation()) {
+		sum.Add(r)
+		w.Write(r)
+	}
+	sum.DurationMS = 2500
+	if err := w.Close(&sum); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "testdata/run.md.golden", buf.Bytes())
+}

@@ -61,6 +61,16 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// termWidth is stdout's width on a terminal, else 80.
+func termWidth(e *env) int {
+	if f, ok := e.stdout.(*os.File); ok && e.stdoutTTY {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 20 {
+			return min(w, 120)
+		}
+	}
+	return 80
+}
+
 func newEnv(stdin io.Reader, stdout, stderr io.Writer) *env {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stdoutTTY: isTerminal(stdout), stderrTTY: isTerminal(stderr)}
 	e.color = e.stdoutTTY && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
@@ -85,7 +95,8 @@ Exit codes: 0 all passed or valid; 1 a test failed or a file is invalid;
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
-	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e))
+	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e),
+		newRunsCmd(e), newShowCmd(e), newTagCmd(e), newCompareCmd(e), newReportCmd(e), newViewCmd(e))
 	return root
 }
 

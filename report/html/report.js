@@ -30,6 +30,8 @@
     if (ms < 60000) return (ms / 1000).toFixed(1) + " s";
     return Math.floor(ms / 60000) + " m " + Math.round((ms % 60000) / 1000) + " s";
   }
+  // Times show in UTC, the same for every reader of a shared report.
+  function when(iso) { return String(iso).slice(0, 16).replace("T", " ") + " UTC"; }
   function pct(x) { return (100 * x).toFixed(1) + "%"; }
   function mark(v) { return v === "pass" ? "✓" : v === "fail" ? "✗" : v === "error" ? "!" : "–"; }
   function key(suite, id) { return (suite || "") + "\u001f" + id; }
@@ -137,7 +139,7 @@
       var h = r.header;
       if (runs.length > 1) m.appendChild(el("b", null, i === 0 ? "base" : "new"));
       if (h.run_id) add(m, el("span", null, "run ", el("b", null, h.run_id)));
-      if (h.started) add(m, el("span", null, new Date(h.started).toLocaleString()));
+      if (h.started) add(m, el("span", null, when(h.started)));
       if (h.target) add(m, el("span", null, "target ", el("b", null, h.target)));
       if (h.judge) add(m, el("span", null, "judge ", el("b", null, h.judge)));
       if (h.simulator) add(m, el("span", null, "simulator ", el("b", null, h.simulator)));
@@ -504,18 +506,23 @@
   // turn score shows the graders under it.
   function checks(scores) {
     var box = el("div", "checks");
-    scores.forEach(function (s) { box.appendChild(check(s, true)); });
+    scores.forEach(function (s) {
+      // A turn's composite score is in the turn's head: list its graders.
+      if (/^turn-\d+$/.test(s.name) && s.scores && s.scores.length) s.scores.forEach(function (c) { box.appendChild(check(c)); });
+      else box.appendChild(check(s));
+    });
     return box;
   }
-  function check(s, top) {
+  function check(s) {
     var nested = s.scores && s.scores.length;
     var n = el("div", "check " + s.verdict, el("span", "mark", mark(s.verdict)));
-    var body = el("div", null, el("div", "title", top && nested ? "graders" : s.name, el("span", "score", fmtScore(s.score) + (s.required ? " · required" : ""))));
-    if (s.reason && !(top && nested)) body.appendChild(el("div", "reason", s.reason));
+    var body = el("div", null, el("div", "title", s.name, el("span", "score", fmtScore(s.score) + (s.required ? " · required" : ""))));
+    if (s.reason) body.appendChild(el("div", "reason", s.reason));
     var sub = el("div", "sub");
-    if (nested) s.scores.forEach(function (c) { sub.appendChild(check(c, false)); });
+    if (nested) s.scores.forEach(function (c) { sub.appendChild(check(c)); });
     else (s.assertions || []).forEach(function (a) {
-      sub.appendChild(el("div", "assert " + (a.passed ? "ok" : "no"), el("span", "mark", a.passed ? "✓" : "✗"), el("span", null, a.text), a.evidence ? el("span", "ev", a.evidence) : null));
+      var ev = a.evidence && a.evidence !== s.reason ? el("span", "ev", a.evidence) : null;
+      sub.appendChild(el("div", "assert " + (a.passed ? "ok" : "no"), el("span", "mark", a.passed ? "✓" : "✗"), el("span", null, a.text), ev));
     });
     if (s.details && s.details.user_goal) sub.appendChild(el("div", "assert", el("span", "mark", "·"), el("span", null, "inferred goal: " + s.details.user_goal)));
     if (sub.firstChild) body.appendChild(sub);
@@ -605,7 +612,7 @@
       var a = el("a", null, r.id);
       a.setAttribute("href", "/runs/" + encodeURIComponent(r.id));
       var idCell = el("td", null, a, " ", (r.tags || []).map(function (t) { return el("span", "tag", t); }));
-      table.appendChild(el("tr", null, el("td", null, cb), idCell, el("td", null, new Date(r.started).toLocaleString()),
+      table.appendChild(el("tr", null, el("td", null, cb), idCell, el("td", null, when(r.started)),
         el("td", null, r.suites), el("td", null, r.target || ""), el("td", "num", r.passed), el("td", "num", r.failed), el("td", "num", r.errored),
         el("td", "num", fmtInt(r.tokens)), el("td", "num", r.used ? fmtCost(r.cost) : "–"), el("td", "num", fmtMS(r.duration_ms)),
         el("td", null, r.status === "running" ? el("span", "live", "● running") : r.status)));
