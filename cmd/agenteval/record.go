@@ -28,6 +28,20 @@ func newHeader(command string) *report.Header {
 	return h
 }
 
+// validRunID accepts ids that are safe in file names, URLs and
+// references.
+func validRunID(id string) bool {
+	if len(id) == 0 || len(id) > 64 || id == "last" || strings.HasPrefix(id, "last~") {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // suiteFile describes one input file of a run, with the hash of its bytes.
 func suiteFile(path, name string) (report.SuiteFile, error) {
 	sf := report.SuiteFile{Path: path, Name: name}

@@ -40,6 +40,7 @@ type runFlags struct {
 	force     bool
 	html      string
 	noStore   bool
+	runID     string
 	format    string
 	quiet     bool
 }
@@ -88,6 +89,7 @@ else the working directory: see agenteval runs, show, compare and view.`,
 	fl.BoolVar(&f.force, "force", false, "with --resume: continue even though the file was written for other suites or another target")
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML report to this file")
 	fl.BoolVar(&f.noStore, "no-store", false, "do not record the run in the project's store (.agenteval/agenteval.db)")
+	fl.StringVar(&f.runID, "run-id", "", "id of the run (default: 12 random hex digits), e.g. a CI build number")
 	fl.StringVar(&f.format, "format", "", "stdout format: table, jsonl or json (default: table on a terminal, else jsonl)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	f.judge.add(fl)
@@ -182,6 +184,9 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		if old := done.header; old != nil {
 			if err := checkResume(f.resume, old, hdr); err != nil && !f.force {
 				return usageErr("%v", err)
+			}
+			if f.runID != "" && f.runID != old.RunID {
+				return usageErr("--run-id %s: %s holds run %s; a resumed run keeps its id", f.runID, f.resume, old.RunID)
 			}
 			// The file's run goes on, under its own id.
 			hdr.RunID, hdr.Started = old.RunID, old.Started
@@ -334,6 +339,12 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 // header describes the run about to start.
 func (f *runFlags) header(suites []*suite.Suite) (*report.Header, error) {
 	h := newHeader("run")
+	if f.runID != "" {
+		if !validRunID(f.runID) {
+			return nil, usageErr("--run-id %q: use 1 to 64 letters, digits, '.', '_' or '-'", f.runID)
+		}
+		h.RunID = f.runID
+	}
 	var targets, judges []string
 	for _, s := range suites {
 		sf, err := suiteFile(s.File, suiteName(s))

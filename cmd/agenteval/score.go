@@ -30,6 +30,7 @@ type scoreFlags struct {
 	threshold float64
 	jobs      int
 	quiet     bool
+	noStore   bool
 }
 
 func metricsHelp() string {
@@ -83,6 +84,7 @@ in .json) and still shows the table on a terminal.`,
 	fl.Float64Var(&f.threshold, "threshold", agenteval.DefaultThreshold, "score a sample and each metric must reach to pass")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "samples graded at once (default: one per CPU)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress or summary on stderr")
+	fl.BoolVar(&f.noStore, "no-store", false, "do not record the scoring in the project's store (.agenteval/agenteval.db)")
 	fl.StringArrayVar(&f.criteria, "criterion", nil, "a criterion for the rubrics metric (repeatable); adds rubrics when --metric lacks it")
 	f.judge.add(fl)
 	return cmd
@@ -218,6 +220,26 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		writers = append(writers, newWriter(format, e.stdout, names, e.color && format == "table"))
 	}
 
+	hdr := newHeader("score")
+	sf, err := suiteFile(path, "")
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	hdr.Suites = []report.SuiteFile{sf}
+	if jm := judgeName(&f.judge); jm != "" && needsJudge(metrics) {
+		hdr.Judge = jm
+	}
+	th := f.threshold
+	hdr.Threshold = &th
+	rec := startRecording(e, f.noStore)
+	defer rec.close()
+	if w := rec.writer(); w != nil {
+		writers = append(writers, w)
+	}
+	if err := writers.Start(hdr); err != nil {
+		return usageErr("%v", err)
+	}
+
 	var done atomic.Int64
 	var prog *progressLine
 	if e.stderrTTY && !e.stdoutTTY && !f.quiet {
@@ -240,6 +262,7 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	sum.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	prog.stop()
 	problems.finish()
+	rec.finish(err, cmd.Context())
 	if cerr := writers.Close(&sum); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -272,6 +295,24 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		}
 	}
 	return exitCode(sum.ExitCode())
+}
+
+// judgeName is the judge the flags or the environment name, if any.
+func judgeName(f *judgeFlags) string {
+	if f.spec != "" {
+		return f.spec
+	}
+	return os.Getenv("AGENTEVAL_JUDGE")
+}
+
+// needsJudge reports whether some metric calls the judge.
+func needsJudge(ms []run.Metric) bool {
+	for _, m := range ms {
+		if grade.Judged(m.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkNotSameFile refuses to write results over the dataset being read.

@@ -633,14 +633,16 @@
   renderSummary();
   renderFilters();
   refilter();
-  var want = location.hash.indexOf("#t=") === 0 ? decodeURIComponent(location.hash.slice(3)) : null;
-  if (want) {
+  // A link to a test (#t=suite%1Fid) opens it, on load and when followed.
+  function fromHash() {
+    var want = location.hash.indexOf("#t=") === 0 ? decodeURIComponent(location.hash.slice(3)) : null;
+    if (!want) { renderDetail(null); return; }
     select(want, false);
     var at = indexOfSel();
     if (at >= 0) scrollTo(at);
-  } else {
-    renderDetail(null);
   }
+  window.addEventListener("hashchange", fromHash);
+  fromHash();
   follow();
   // The browser tests read this: the page is drawn and answers clicks.
   window.__agentevalReady = performance.now();
