@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
@@ -65,10 +66,10 @@ type HTMLOptions struct {
 
 // HTMLWriter writes a report as one self-contained HTML file: no network,
 // no fonts or scripts from elsewhere; it works from file:// and as a CI
-// artifact. Results are streamed into the page as escaped JSON, one line
-// per test, and the page's own script renders the list and each
-// conversation lazily, so a run of 10,000 tests opens at once. Only a
-// small index of each test is held in memory while writing.
+// artifact. Results are streamed into the page in compressed blocks of
+// JSON lines, and the page's own script renders the list from a small
+// index and each conversation lazily, so a run of 10,000 tests opens at
+// once. Only the index and one block are held in memory while writing.
 //
 // For two runs side by side, Start the second run after the first one's
 // results, with EndRun between them.
@@ -77,15 +78,22 @@ type HTMLWriter struct {
 	opt   HTMLOptions
 	runs  []*htmlRun
 	cur   *htmlRun
-	open  bool // inside a run's data block
+	open  bool // a run is started and not ended
 	begun bool // the page's head is written
 	err   error
+
+	lines   bytes.Buffer // the current block's JSON lines
+	pending int          // tests in it
+	zbuf    bytes.Buffer
+	zw      *gzip.Writer
 }
 
 type htmlRun struct {
 	Header  *Header      `json:"header"`
 	Summary *Summary     `json:"summary"`
 	Index   []IndexEntry `json:"index"`
+	// Chunk is how many tests each compressed block holds.
+	Chunk int `json:"chunk"`
 }
 
 // IndexEntry is what a report's test list shows of a test, without its
@@ -145,15 +153,52 @@ func (h *HTMLWriter) Start(hdr *Header) error {
 			return h.fail(fmt.Errorf("html report: %w", err))
 		}
 	}
-	h.cur = &htmlRun{Header: hdr, Index: []IndexEntry{}}
+	h.cur = &htmlRun{Header: hdr, Index: []IndexEntry{}, Chunk: chunkTests}
 	h.runs = append(h.runs, h.cur)
-	fmt.Fprintf(h.bw, "<script type=\"text/plain\" id=\"run-%d\">\n", len(h.runs)-1)
 	h.open = true
+	return nil
+}
+
+// chunkTests is how many tests share a compressed block: a page opens a
+// test by inflating its block only (a few milliseconds), and the file is
+// several times smaller than the JSON, so it loads fast.
+const chunkTests = 200
+
+// flushChunk writes the tests gathered so far as one block: their JSON
+// lines, gzipped and in base64 (which holds no "<", so nothing can end
+// the script element early).
+func (h *HTMLWriter) flushChunk() error {
+	if h.pending == 0 {
+		return nil
+	}
+	h.zbuf.Reset()
+	if h.zw == nil {
+		h.zw, _ = gzip.NewWriterLevel(&h.zbuf, gzip.BestSpeed)
+	} else {
+		h.zw.Reset(&h.zbuf)
+	}
+	h.zw.Write(h.lines.Bytes())
+	if err := h.zw.Close(); err != nil {
+		return h.fail(fmt.Errorf("html report: %w", err))
+	}
+	fmt.Fprintf(h.bw, "<script type=\"application/octet-stream\" class=\"chunk\" data-run=\"%d\">", len(h.runs)-1)
+	enc := base64.NewEncoder(base64.StdEncoding, h.bw)
+	enc.Write(h.zbuf.Bytes())
+	enc.Close()
+	h.bw.WriteString("</script>\n")
+	h.lines.Reset()
+	h.pending = 0
 	return nil
 }
 
 // Write adds a test's result to the current run.
 func (h *HTMLWriter) Write(r *agenteval.Result) error {
+	return h.WriteLine(r, nil)
+}
+
+// WriteLine adds a test's result given with its JSON as a results file
+// holds it (nil: encode r), which is copied into the page as is.
+func (h *HTMLWriter) WriteLine(r *agenteval.Result, raw []byte) error {
 	if h.err != nil {
 		return h.err
 	}
@@ -162,13 +207,26 @@ func (h *HTMLWriter) Write(r *agenteval.Result) error {
 			return err
 		}
 	}
-	line, err := DetailJSON(r)
-	if err != nil {
-		return h.fail(err)
+	if raw == nil {
+		line, err := DetailJSON(r)
+		if err != nil {
+			return h.fail(err)
+		}
+		h.lines.Write(line)
+	} else {
+		// The same object as DetailJSON's, around the line as it is.
+		h.lines.WriteString(`{"result":`)
+		h.lines.Write(raw)
+		if err := writeTurns(&h.lines, r); err != nil {
+			return h.fail(err)
+		}
+		h.lines.WriteByte('}')
 	}
-	h.bw.Write(line)
-	h.bw.WriteByte('\n')
+	h.lines.WriteByte('\n')
 	h.cur.Index = append(h.cur.Index, IndexOf(r))
+	if h.pending++; h.pending == chunkTests {
+		return h.flushChunk()
+	}
 	return nil
 }
 
@@ -206,7 +264,7 @@ func (h *HTMLWriter) EndRun(sum *Summary) {
 		return
 	}
 	h.cur.Summary = sum
-	h.bw.WriteString("</script>\n")
+	h.flushChunk()
 	h.open = false
 }
 
@@ -265,6 +323,31 @@ func DetailJSON(r *agenteval.Result) ([]byte, error) {
 		return nil, fmt.Errorf("encode result %s: %w", r.TestID, err)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// writeTurns writes DetailJSON's turn fields, each with a leading comma.
+func writeTurns(b *bytes.Buffer, r *agenteval.Result) error {
+	d := Detail{Turns: TurnStarts(r.Output, r.Scores)}
+	for _, tr := range r.Trials {
+		d.TrialTurns = append(d.TrialTurns, TurnStarts(tr.Output, tr.Scores))
+	}
+	if d.Turns != nil {
+		t, err := json.Marshal(d.Turns)
+		if err != nil {
+			return err
+		}
+		b.WriteString(`,"turns":`)
+		b.Write(t)
+	}
+	if d.TrialTurns != nil {
+		t, err := json.Marshal(d.TrialTurns)
+		if err != nil {
+			return err
+		}
+		b.WriteString(`,"trial_turns":`)
+		b.Write(t)
+	}
+	return nil
 }
 
 // IndexOf is what a report's test list knows of a test.

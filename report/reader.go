@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"sync"
 
 	"github.com/agenteval/agenteval"
 )
@@ -67,26 +69,84 @@ func OpenResults(path string) (*Reader, func() error, error) {
 	return rd, f.Close, nil
 }
 
-// ReadResults calls fn for each result of the file at path and returns its
-// header (nil for a file written before headers existed).
+// ReadResults calls fn for each result of the file at path, in order,
+// and returns its header (nil for a file written before headers existed).
+// Lines are decoded on every core while fn works, since decoding is most
+// of the cost of reading a large file.
 func ReadResults(path string, fn func(*agenteval.Result) error) (*Header, error) {
+	return ReadResultLines(path, func(r *agenteval.Result, _ []byte) error { return fn(r) })
+}
+
+// ReadResultLines is ReadResults that also hands fn each result's line as
+// it is in the file, for writers that copy it rather than encode it again.
+func ReadResultLines(path string, fn func(r *agenteval.Result, line []byte) error) (*Header, error) {
 	rd, closeFile, err := OpenResults(path)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFile()
-	for {
-		r, err := rd.Next()
-		if err == io.EOF {
-			return rd.Header(), nil
+	type job struct {
+		line int
+		raw  []byte
+		res  *agenteval.Result
+		err  error
+		done chan struct{}
+	}
+	workers := max(1, runtime.GOMAXPROCS(0))
+	todo := make(chan *job, 4*workers)
+	order := make(chan *job, 4*workers)
+	stop := make(chan struct{})
+	var readErr error
+	go func() { // reads lines in order
+		defer close(todo)
+		defer close(order)
+		for {
+			ln, raw, err := rd.NextRow()
+			if err != nil {
+				if err != io.EOF {
+					readErr = err
+				}
+				return
+			}
+			j := &job{line: ln, raw: raw, done: make(chan struct{})}
+			select {
+			case order <- j:
+			case <-stop:
+				return
+			}
+			select {
+			case todo <- j:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range todo {
+				j.res, j.err = rd.decode(j.line, j.raw)
+				close(j.done)
+			}
+		}()
+	}
+	defer wg.Wait()
+	for j := range order {
+		<-j.done
+		err := j.err
+		if err == nil {
+			err = fn(j.res, j.raw)
 		}
 		if err != nil {
-			return rd.Header(), err
-		}
-		if err := fn(r); err != nil {
+			close(stop)
+			for range order { // let the reader and the workers finish
+			}
 			return rd.Header(), err
 		}
 	}
+	return rd.Header(), readErr
 }
 
 // Header is the run's header, or nil when the file has none.
@@ -107,6 +167,12 @@ func (rd *Reader) Next() (*agenteval.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return rd.decode(ln, raw)
+}
+
+// decode turns a row into a result; it is safe to call from several
+// goroutines.
+func (rd *Reader) decode(ln int, raw []byte) (*agenteval.Result, error) {
 	var r agenteval.Result
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, fmt.Errorf("%s:%d: not a result: %v", rd.name, ln, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -132,5 +133,33 @@ func TestJSONDocumentHasRun(t *testing.T) {
 	write(t, w)
 	if !strings.HasPrefix(buf.String(), `{"run": {"record":"run","run_id":"r9"`) || !strings.Contains(buf.String(), `"results": [`) || !json.Valid(buf.Bytes()) {
 		t.Errorf("document:\n%s", buf.String())
+	}
+}
+
+// ReadResults keeps the file's order while decoding in parallel, and stops
+// at fn's first error.
+func TestReadResultsOrderAndStop(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.jsonl")
+	var b strings.Builder
+	for i := range 500 {
+		fmt.Fprintf(&b, `{"test_id":"t%03d","score":%d}`+"\n", i, i)
+	}
+	b.WriteString("{broken\n{\"test_id\":\"after\"}\n")
+	os.WriteFile(p, []byte(b.String()), 0o644)
+	n := 0
+	_, err := ReadResults(p, func(r *agenteval.Result) error {
+		if r.TestID != fmt.Sprintf("t%03d", n) {
+			t.Fatalf("result %d is %s", n, r.TestID)
+		}
+		n++
+		return nil
+	})
+	if n != 500 || err == nil || !strings.Contains(err.Error(), "r.jsonl:501: not a result") {
+		t.Errorf("read %d, err %v; want 500 and the broken line", n, err)
+	}
+	stop := errors.New("stop")
+	n = 0
+	if _, err := ReadResults(p, func(*agenteval.Result) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Errorf("stopping: n=%d err=%v", n, err)
 	}
 }

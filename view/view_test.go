@@ -82,7 +82,7 @@ func TestPages(t *testing.T) {
 	// A run by any reference; its content stays inside its script block.
 	for _, ref := range []string{"bbbb00000002", "bbbb", "last"} {
 		code, body, _ = get(t, srv.URL+"/runs/"+ref)
-		if code != 200 || !strings.Contains(body, `"test_id":"y"`) || strings.Contains(body, "<script>alert(1)") {
+		if code != 200 || !strings.Contains(body, `{"id":"y","suite":"s","v":"fail"`) || strings.Contains(body, "<script>alert(1)") {
 			t.Errorf("/runs/%s: %d", ref, code)
 		}
 		if strings.Contains(body, `"live":"`) {
@@ -93,7 +93,7 @@ func TestPages(t *testing.T) {
 		t.Errorf("unknown run: %d %s", code, body)
 	}
 	code, body, _ = get(t, srv.URL+"/compare?base=baseline&new=last")
-	if code != 200 || !strings.Contains(body, `"regressed":1`) || strings.Count(body, `<script type="text/plain" id="run-`) != 2 {
+	if code != 200 || !strings.Contains(body, `"regressed":1`) || !strings.Contains(body, `class="chunk" data-run="0"`) || !strings.Contains(body, `class="chunk" data-run="1"`) {
 		t.Errorf("compare: %d", code)
 	}
 	if code, _, _ = get(t, srv.URL+"/compare?base=baseline"); code != 400 {
@@ -151,7 +151,7 @@ func TestLiveEvents(t *testing.T) {
 	var body string
 	for time.Now().Before(deadline) {
 		_, body, _ = get(t, srv.URL+"/runs/cccc00000001")
-		if strings.Contains(body, `"test_id":"a"`) {
+		if strings.Contains(body, `{"id":"a"`) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)

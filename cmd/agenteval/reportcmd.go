@@ -156,10 +156,20 @@ func writeHTML(ctx context.Context, w io.Writer, srcs []*source, opt report.HTML
 			return err
 		}
 		var sum report.Summary
-		if err := s.results(ctx)(func(r *agenteval.Result) error {
-			sum.Add(r)
-			return hw.Write(r)
-		}); err != nil {
+		var err error
+		if s.path != "" {
+			// Lines from a file go into the page as they are.
+			_, err = report.ReadResultLines(s.path, func(r *agenteval.Result, line []byte) error {
+				sum.Add(r)
+				return hw.WriteLine(r, line)
+			})
+		} else {
+			err = s.results(ctx)(func(r *agenteval.Result) error {
+				sum.Add(r)
+				return hw.Write(r)
+			})
+		}
+		if err != nil {
 			return err
 		}
 		if s.run != nil {

@@ -37,39 +37,66 @@
   function key(suite, id) { return (suite || "") + "\u001f" + id; }
 
   // ---- the data ------------------------------------------------------------
-  // Each run's details are lines of JSON in a text block, parsed only when
-  // a test is opened (or searched), so a large run opens at once.
+  // Each run's tests are JSON lines in gzipped, base64 blocks of a few
+  // hundred tests. The list draws from a small index; a block is inflated
+  // only when one of its tests is opened (or the transcripts are searched),
+  // so a large run opens at once.
+  function inflate(b64) {
+    var bin = atob(b64.replace(/\s+/g, ""));
+    var bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+  }
   function Run(i, m) {
     this.i = i;
     this.header = m.header || {};
     this.summary = m.summary || null;
     this.index = m.index || [];
-    this.block = document.getElementById("run-" + i);
-    this.lines = null;
-    this.extra = []; // lines that arrived live
+    this.size = m.chunk || 200;
+    this.blocks = Array.prototype.filter.call(document.querySelectorAll("script.chunk"), function (b) { return b.getAttribute("data-run") === String(i); });
+    this.base = this.index.length; // tests in the blocks; later ones came live
+    this.cache = {};
+    this.over = {}; // tests replaced live
+    this.extra = [];
     this.lower = [];
+    this.loaded = this.blocks.length === 0;
     this.byKey = {};
     for (var k = 0; k < this.index.length; k++) this.byKey[key(this.index[k].suite, this.index[k].id)] = k;
   }
+  Run.prototype.block = function (c) {
+    if (!this.cache[c]) this.cache[c] = inflate(this.blocks[c].textContent).then(function (t) { return t.split("\n"); });
+    return this.cache[c];
+  };
   Run.prototype.line = function (k) {
-    if (!this.lines) this.lines = this.block ? this.block.textContent.split("\n").filter(function (s) { return s.length > 0; }) : [];
-    return k < this.lines.length ? this.lines[k] : this.extra[k - this.lines.length];
+    if (this.over[k] !== undefined) return Promise.resolve(this.over[k]);
+    if (k >= this.base) return Promise.resolve(this.extra[k - this.base]);
+    var size = this.size;
+    return this.block(Math.floor(k / size)).then(function (ls) { return ls[k % size]; });
   };
-  Run.prototype.detail = function (k) { return JSON.parse(this.line(k)); };
-  Run.prototype.text = function (k) {
-    if (this.lower[k] === undefined) this.lower[k] = this.line(k).toLowerCase();
-    return this.lower[k];
+  Run.prototype.detail = function (k) { return this.line(k).then(function (l) { return JSON.parse(l); }); };
+  // loadAll inflates every block, for searching the transcripts.
+  Run.prototype.loadAll = function () {
+    var self = this;
+    if (this.loading) return this.loading;
+    var jobs = this.blocks.map(function (_, c) {
+      return self.block(c).then(function (ls) {
+        for (var j = 0; j < ls.length; j++) if (self.lower[c * self.size + j] === undefined) self.lower[c * self.size + j] = ls[j].toLowerCase();
+      });
+    });
+    this.loading = Promise.all(jobs).then(function () { self.loaded = true; });
+    return this.loading;
   };
+  Run.prototype.text = function (k) { return this.lower[k] || ""; };
   Run.prototype.push = function (entry, line) {
-    if (!this.lines) this.line(0);
     var k = this.byKey[key(entry.suite, entry.id)];
     if (k !== undefined) { // a repeated test replaces its earlier result
       this.index[k] = entry;
-      if (k < this.lines.length) this.lines[k] = line; else this.extra[k - this.lines.length] = line;
-      this.lower[k] = undefined;
+      if (k < this.base) this.over[k] = line; else this.extra[k - this.base] = line;
+      this.lower[k] = line.toLowerCase();
       return;
     }
     this.byKey[key(entry.suite, entry.id)] = this.index.length;
+    this.lower[this.index.length] = line.toLowerCase();
     this.index.push(entry);
     this.extra.push(line);
   };
@@ -242,7 +269,18 @@
     var timer = null;
     search.addEventListener("input", function () {
       clearTimeout(timer);
-      timer = setTimeout(function () { state.q = search.value.trim().toLowerCase(); refilter(); }, 120);
+      timer = setTimeout(function () {
+        state.q = search.value.trim().toLowerCase();
+        var pending = runs.filter(function (r) { return !r.loaded; });
+        if (state.q && pending.length) {
+          // Names match at once; transcripts once they are inflated.
+          refilter();
+          countEl.textContent = "searching transcripts…";
+          Promise.all(pending.map(function (r) { return r.loadAll(); })).then(refilter);
+          return;
+        }
+        refilter();
+      }, 120);
     });
     filters.appendChild(search);
     tagSel = el("select");
@@ -385,13 +423,26 @@
   }
 
   // ---- a test --------------------------------------------------------------
+  var shownSeq = 0;
   function renderDetail(it) {
-    clear(detail);
-    detail.scrollTop = 0;
-    if (!it) { detail.appendChild(el("p", "hint", "Pick a test to see its conversation, turn by turn, with the graders' reasons.")); return; }
-    if (it.c) { renderCompared(it); return; }
-    var d = runs[0].detail(it.a);
-    renderTest(detail, d, 0);
+    var seq = ++shownSeq;
+    if (!it) {
+      clear(detail);
+      detail.appendChild(el("p", "hint", "Pick a test to see its conversation, turn by turn, with the graders' reasons."));
+      return;
+    }
+    var a = it.a !== undefined ? runs[0].detail(it.a) : Promise.resolve(null);
+    var b = it.b !== undefined && runs[1] ? runs[1].detail(it.b) : Promise.resolve(null);
+    Promise.all([a, b]).then(function (ds) {
+      if (seq !== shownSeq) return; // another test was picked meanwhile
+      clear(detail);
+      detail.scrollTop = 0;
+      if (it.c) renderCompared(it, ds[0], ds[1]);
+      else renderTest(detail, ds[0], 0);
+    }, function (err) {
+      clear(detail);
+      detail.appendChild(el("div", "errbox", "This test could not be read: " + err + (typeof DecompressionStream === "undefined" ? " (this browser cannot inflate the report's data; use a current Chrome, Edge, Firefox or Safari)" : "")));
+    });
   }
 
   function renderTest(box, d, trialPick) {
@@ -531,7 +582,7 @@
   }
 
   // ---- two runs side by side -----------------------------------------------
-  function renderCompared(it) {
+  function renderCompared(it, da, db) {
     var c = it.c;
     var head = el("div", "test-head", el("h2", null, it.id));
     var facts = el("div", "facts", badge(c.change));
@@ -550,10 +601,10 @@
       detail.appendChild(t);
     }
     var sides = el("div", "sides");
-    [[0, it.a, "base"], [1, it.b, "new"]].forEach(function (x) {
+    [[0, da, "base"], [1, db, "new"]].forEach(function (x) {
       var col = el("div", null, el("h3", null, x[2] + " · run " + (runs[x[0]].header.run_id || "")));
-      if (x[1] === undefined) col.appendChild(el("p", "hint", "This test is not in the " + x[2] + " run."));
-      else renderTest(col, runs[x[0]].detail(x[1]), 0);
+      if (!x[1]) col.appendChild(el("p", "hint", "This test is not in the " + x[2] + " run."));
+      else renderTest(col, x[1], 0);
       sides.appendChild(col);
     });
     detail.appendChild(sides);

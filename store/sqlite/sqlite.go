@@ -38,6 +38,8 @@ type DB struct {
 	path     string
 	readOnly bool
 
+	insert *sql.Stmt // prepared once: most writes are results
+
 	mu      sync.RWMutex // guards closed against sends on ops
 	closed  bool
 	ops     chan op
@@ -99,6 +101,10 @@ func Open(path string, opt Options) (*DB, error) {
 	}
 	s := &DB{db: db, path: path, readOnly: opt.ReadOnly, asyncErr: map[string]error{}}
 	if !opt.ReadOnly {
+		if s.insert, err = db.PrepareContext(ctx, insertSQL); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open store: %w", err)
+		}
 		s.ops = make(chan op, 1024)
 		s.stopped = make(chan struct{})
 		go s.writer()
@@ -130,6 +136,9 @@ func (s *DB) Close() error {
 		errs = append(errs, fmt.Errorf("run %s: %w", id, err))
 	}
 	s.errMu.Unlock()
+	if s.insert != nil {
+		s.insert.Close()
+	}
 	if err := s.db.Close(); err != nil {
 		errs = append(errs, err)
 	}

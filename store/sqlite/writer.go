@@ -184,13 +184,14 @@ func (s *DB) apply(batch []op, live map[string]bool) {
 	if err == nil {
 		deltas := map[string]*delta{}
 		now := fmtTime(time.Now())
+		insert := tx.StmtContext(ctx, s.insert)
 		for i, o := range batch {
 			switch o.kind {
 			case opStart:
 				errs[i] = startRun(ctx, tx, o, now)
 				live[o.runID] = true
 			case opAdd:
-				if errs[i] = insertResult(ctx, tx, o); errs[i] == nil {
+				if errs[i] = insertResult(ctx, insert, o); errs[i] == nil {
 					d := deltas[o.runID]
 					if d == nil {
 						d = &delta{}
@@ -254,12 +255,14 @@ func startRun(ctx context.Context, tx *sql.Tx, o op, now string) error {
 	return nil
 }
 
-func insertResult(ctx context.Context, tx *sql.Tx, o op) error {
+// insertSQL adds a result. REPLACE gives a repeated test a new position,
+// so readers following the run see it again.
+const insertSQL = `INSERT OR REPLACE INTO results (run_id, suite, test_id, verdict, status, score, calls, cached_calls,
+	input_tokens, output_tokens, cost_usd, cost_unknown, duration_ms, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func insertResult(ctx context.Context, stmt *sql.Stmt, o op) error {
 	r := o.row
-	// REPLACE gives a repeated test a new position, so readers following
-	// the run see it again.
-	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO results (run_id, suite, test_id, verdict, status, score, calls, cached_calls,
-		input_tokens, output_tokens, cost_usd, cost_unknown, duration_ms, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := stmt.ExecContext(ctx,
 		o.runID, r.suite, r.testID, r.verdict, r.status, r.score, r.usage.Calls, r.usage.CachedCalls,
 		r.usage.InputTokens, r.usage.OutputTokens, r.cost(), r.costUnknown, r.durationMS, deflate(r.json))
 	if err != nil {
