@@ -172,7 +172,7 @@ func TestTrialsAreRates(t *testing.T) {
 func TestFisher(t *testing.T) {
 	for _, tc := range []struct {
 		c1, n1, c2, n2 int
-		p             float64
+		p              float64
 	}{
 		{3, 3, 0, 3, 0.1},
 		{10, 10, 0, 10, 1.0825e-5},

@@ -294,4 +294,3 @@ func waitStored(t *testing.T, db *sqlite.DB, id string, n int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
