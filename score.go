@@ -3,14 +3,14 @@ package agenteval
 // Verdict is the outcome of a score or a test.
 type Verdict string
 
-// The verdicts. Error means the grader or the agent could not run (judge
+// The verdicts. VerdictError means the grader or the agent could not run (judge
 // down, bad judge output after repair, a field the metric needs is missing);
 // it is never used for a plain low score.
 const (
-	Pass  Verdict = "pass"
-	Fail  Verdict = "fail"
-	Skip  Verdict = "skip"
-	Error Verdict = "error"
+	VerdictPass  Verdict = "pass"
+	VerdictFail  Verdict = "fail"
+	VerdictSkip  Verdict = "skip"
+	VerdictError Verdict = "error"
 )
 
 // ExecutionStatus says whether a test ran to the end.
@@ -98,9 +98,9 @@ type Score struct {
 // VerdictFor turns a score into pass or fail against a threshold.
 func VerdictFor(score, threshold float64) Verdict {
 	if score >= threshold-1e-12 {
-		return Pass
+		return VerdictPass
 	}
-	return Fail
+	return VerdictFail
 }
 
 // Combine aggregates graders' scores into one: the weighted mean of the
@@ -113,13 +113,13 @@ func Combine(scores []Score, threshold float64) (float64, Verdict) {
 	requiredFailed, errored, counted := false, false, 0
 	for _, s := range scores {
 		switch s.Verdict {
-		case Skip:
+		case VerdictSkip:
 			continue
-		case Error:
+		case VerdictError:
 			errored = true
 			continue
 		}
-		if s.Required && s.Verdict == Fail {
+		if s.Required && s.Verdict == VerdictFail {
 			requiredFailed = true
 		}
 		counted++
@@ -139,9 +139,9 @@ func Combine(scores []Score, threshold float64) (float64, Verdict) {
 	}
 	switch {
 	case errored:
-		return mean, Error
+		return mean, VerdictError
 	case requiredFailed:
-		return mean, Fail
+		return mean, VerdictFail
 	}
 	return mean, VerdictFor(mean, threshold)
 }

@@ -58,9 +58,9 @@ func Run(t *testing.T, path string, agent agenteval.Agent, opt Options) []*agent
 		t.Run(r.TestID, func(t *testing.T) {
 			t.Helper()
 			switch r.Verdict {
-			case agenteval.Skip:
+			case agenteval.VerdictSkip:
 				t.Skip(r.Error)
-			case agenteval.Pass:
+			case agenteval.VerdictPass:
 				t.Logf("score %.3f", r.Score)
 			default:
 				t.Error(Explain(r))
@@ -144,7 +144,7 @@ func Explain(r *agenteval.Result) string {
 }
 
 func explainScore(b *strings.Builder, s agenteval.Score, indent string) {
-	if s.Verdict == agenteval.Pass || s.Verdict == agenteval.Skip {
+	if s.Verdict == agenteval.VerdictPass || s.Verdict == agenteval.VerdictSkip {
 		return
 	}
 	fmt.Fprintf(b, "\n%s%s: %s %.3f", indent, s.Name, s.Verdict, s.Score)

@@ -49,7 +49,7 @@ func TestExplainNamesTurnCriterionAndReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	books := results[1]
-	if books.TestID != "books" || books.Verdict != agenteval.Fail {
+	if books.TestID != "books" || books.Verdict != agenteval.VerdictFail {
 		t.Fatalf("books = %+v", books)
 	}
 	msg := Explain(books)
@@ -78,7 +78,7 @@ func TestSimulatedUserInGoTest(t *testing.T) {
 	if r.Simulation == nil || r.Simulation.Turns != 1 || r.Simulation.EndReason != agenteval.EndStopMarker || r.Simulation.Model != "openai:sim" {
 		t.Fatalf("simulation = %+v", r.Simulation)
 	}
-	if r.Verdict != agenteval.Pass || len(r.Scores) != 3 {
+	if r.Verdict != agenteval.VerdictPass || len(r.Scores) != 3 {
 		t.Errorf("result = %s %v", Explain(r), r.Scores)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/internal/jsonx"
+	"github.com/agenteval/agenteval/internal/strictjson"
 	"github.com/agenteval/agenteval/judge"
 )
 
@@ -245,7 +245,7 @@ func newScript(params map[string]any, e env) (gradeFunc, error) {
 			return outcome{}, fmt.Errorf("script %s failed: %v; stderr: %s", argv[0], err, truncate(strings.TrimSpace(stderr.String()), 300))
 		}
 		var out scriptOutput
-		if err := jsonx.Decode(bytes.TrimSpace(stdout.Bytes()), &out); err != nil {
+		if err := strictjson.Decode(bytes.TrimSpace(stdout.Bytes()), &out); err != nil {
 			return outcome{}, fmt.Errorf("script %s wrote %q, not a JSON object {score, assertions}: %v", argv[0], truncate(stdout.String(), 120), err)
 		}
 		o := outcome{reason: out.Reason, assertions: out.Assertions}

@@ -52,7 +52,7 @@ func TestLLMGrader(t *testing.T) {
 		t.Errorf("prompt = %s", sent)
 	}
 	sc, err = judged(t, j, "llm-grader", map[string]any{"prompt": "Rate {{ output }}", "output": "score"}, turnInput())
-	if err != nil || sc.Score != 0.6 || sc.Verdict != agenteval.Fail {
+	if err != nil || sc.Score != 0.6 || sc.Verdict != agenteval.VerdictFail {
 		t.Errorf("score mode: %+v, %v", sc, err)
 	}
 }
@@ -104,7 +104,7 @@ func TestBudgets(t *testing.T) {
 	for _, tt := range tests {
 		g := mustGrader(t, tt.typ, tt.params)
 		sc, err := g.Grade(context.Background(), in)
-		if err != nil || (sc.Verdict == agenteval.Pass) != tt.pass {
+		if err != nil || (sc.Verdict == agenteval.VerdictPass) != tt.pass {
 			t.Errorf("%s %v: %+v, %v", tt.typ, tt.params, sc, err)
 		}
 	}

@@ -315,7 +315,7 @@ func TestExpectedToolCallsReportAndVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.Score != 0.5 || sc.Verdict != agenteval.Fail || sc.Reason != "2 of 4 expected tool calls made (3 calls in all)" {
+	if sc.Score != 0.5 || sc.Verdict != agenteval.VerdictFail || sc.Reason != "2 of 4 expected tool calls made (3 calls in all)" {
 		t.Errorf("score = %+v", sc)
 	}
 	want := []string{
@@ -432,7 +432,7 @@ func TestExpectedToolCallsChecks(t *testing.T) {
 		j, s := fakeJudge(t)
 		s.Add(&fakellm.Rule{Reply: fakellm.Reply{Content: "I think it is fine."}})
 		sc, err := gradeExpected(t, j, []any{cityCheck}, conv)
-		if err == nil || sc.Verdict != agenteval.Error || !strings.Contains(sc.Reason, "check arguments: ") || !strings.Contains(sc.Reason, "invalid output 3 times") {
+		if err == nil || sc.Verdict != agenteval.VerdictError || !strings.Contains(sc.Reason, "check arguments: ") || !strings.Contains(sc.Reason, "invalid output 3 times") {
 			t.Errorf("score %+v, err %v", sc, err)
 		}
 		if s.Calls() != 3 || sc.Usage == nil || sc.Usage.Calls != 3 {

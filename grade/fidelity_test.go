@@ -71,7 +71,7 @@ func TestUserFidelityNeedsASimulation(t *testing.T) {
 			if !errors.As(err, &mf) || mf.Grader != "user_fidelity" || !strings.Contains(err.Error(), "needs a simulated user (user: in the test)") {
 				t.Errorf("err = %v, want a MissingFieldError", err)
 			}
-			if sc.Verdict != agenteval.Error || sc.Name != "user_fidelity" {
+			if sc.Verdict != agenteval.VerdictError || sc.Name != "user_fidelity" {
 				t.Errorf("score = %+v", sc)
 			}
 		})
@@ -130,7 +130,7 @@ func TestUserFidelityCriteria(t *testing.T) {
 				t.Fatal(err)
 			}
 			// fakellm passes every criterion by default.
-			if sc.Score != 1 || sc.Verdict != agenteval.Pass || sc.Reason != "the simulated user kept to its instruction and persona" {
+			if sc.Score != 1 || sc.Verdict != agenteval.VerdictPass || sc.Reason != "the simulated user kept to its instruction and persona" {
 				t.Errorf("score = %+v", sc)
 			}
 			if s.Calls() != 1 || sc.Usage == nil || sc.Usage.Calls != 1 {
@@ -232,7 +232,7 @@ func TestUserFidelityVotesAndErrors(t *testing.T) {
 	s.Reset()
 	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Content: "The user was fine."}})
 	sc, err = judged(t, j, "user_fidelity", nil, simulatedBooking("", agenteval.EndStopMarker))
-	if err == nil || sc.Verdict != agenteval.Error || !strings.Contains(sc.Reason, "invalid output") {
+	if err == nil || sc.Verdict != agenteval.VerdictError || !strings.Contains(sc.Reason, "invalid output") {
 		t.Errorf("invalid judge output: score %+v, err %v", sc, err)
 	}
 

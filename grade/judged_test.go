@@ -71,7 +71,7 @@ func TestRubrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Weights 1, 2 and 1 (the sample's rubric); the weight-2 criterion failed.
-	if !near(sc.Score, 0.5) || sc.Verdict != agenteval.Fail || len(sc.Assertions) != 3 {
+	if !near(sc.Score, 0.5) || sc.Verdict != agenteval.VerdictFail || len(sc.Assertions) != 3 {
 		t.Fatalf("score = %+v", sc)
 	}
 	if sc.Assertions[1].Text != "no-weather: The assistant answers every question." || sc.Assertions[1].Passed || sc.Assertions[1].Evidence != "because b" {
@@ -159,7 +159,7 @@ func TestGoalAccuracy(t *testing.T) {
 	in := booking()
 	in.Reference = ""
 	sc, _ = judged(t, j, "agent_goal_accuracy", nil, in)
-	if sc.Score != 0 || sc.Verdict != agenteval.Fail || !strings.Contains(s.Requests()[1].Messages[1].Text(), "Desired outcome (the user's goal, inferred from the conversation):\n<desired>\nbook Golden Dragon at 8pm") {
+	if sc.Score != 0 || sc.Verdict != agenteval.VerdictFail || !strings.Contains(s.Requests()[1].Messages[1].Text(), "Desired outcome (the user's goal, inferred from the conversation):\n<desired>\nbook Golden Dragon at 8pm") {
 		t.Errorf("without reference: %+v", sc)
 	}
 	if _, err := judged(t, j, "agent_goal_accuracy_with_reference", nil, in); err == nil || !strings.Contains(err.Error(), "needs reference") {
@@ -247,7 +247,7 @@ func TestJudgeFailuresAreErrors(t *testing.T) {
 	j, s := fakeJudge(t)
 	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Content: "not json at all"}})
 	sc, err := judged(t, j, "instruction_retention", nil, booking())
-	if err == nil || sc.Verdict != agenteval.Error || !strings.Contains(sc.Reason, "gave invalid output 3 times") || sc.Usage == nil || sc.Usage.Calls != 3 {
+	if err == nil || sc.Verdict != agenteval.VerdictError || !strings.Contains(sc.Reason, "gave invalid output 3 times") || sc.Usage == nil || sc.Usage.Calls != 3 {
 		t.Errorf("score = %+v, err %v", sc, err)
 	}
 }

@@ -199,7 +199,7 @@ func (g *grader) run(ctx context.Context, in *agenteval.GradeInput, fn gradeFunc
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s: internal error: %v", g.name, r)
-			s.Verdict, s.Reason = agenteval.Error, err.Error()
+			s.Verdict, s.Reason = agenteval.VerdictError, err.Error()
 		}
 	}()
 	o, err := fn(ctx, in)
@@ -208,7 +208,7 @@ func (g *grader) run(ctx context.Context, in *agenteval.GradeInput, fn gradeFunc
 		s.Usage = o.usage
 	}
 	if err != nil {
-		s.Verdict = agenteval.Error
+		s.Verdict = agenteval.VerdictError
 		s.Reason = err.Error()
 		return s, err
 	}
@@ -227,7 +227,7 @@ func (g *grader) run(ctx context.Context, in *agenteval.GradeInput, fn gradeFunc
 
 // ErrorScore is the score recorded for a grader that could not run.
 func ErrorScore(g agenteval.Grader, err error) agenteval.Score {
-	s := agenteval.Score{Verdict: agenteval.Error, Reason: err.Error(), Weight: 1}
+	s := agenteval.Score{Verdict: agenteval.VerdictError, Reason: err.Error(), Weight: 1}
 	if gg, ok := g.(*grader); ok {
 		s.Name, s.Type, s.Weight, s.Required = gg.name, gg.typ, gg.weight, gg.required
 	}

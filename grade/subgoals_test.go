@@ -363,7 +363,7 @@ func TestSubgoalsNoTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.Score != 0 || sc.Verdict != agenteval.Fail || s.Calls() != 0 || sc.Details["success"] != false || sc.Details["judge_calls"] != 0 {
+	if sc.Score != 0 || sc.Verdict != agenteval.VerdictFail || s.Calls() != 0 || sc.Details["success"] != false || sc.Details["judge_calls"] != 0 {
 		t.Errorf("score = %+v after %d calls", sc, s.Calls())
 	}
 	for _, a := range sc.Assertions {
@@ -424,7 +424,7 @@ func TestSubgoalsJudgeFailure(t *testing.T) {
 		j, s := fakeJudge(t)
 		s.Add(&fakellm.Rule{Reply: fakellm.Reply{Content: "Milestone 1: yes"}})
 		sc, err := newSubgoalsGrader(t, j, threeGoals()).Grade(context.Background(), &agenteval.GradeInput{Transcript: conv, Output: conv})
-		if err == nil || sc.Verdict != agenteval.Error {
+		if err == nil || sc.Verdict != agenteval.VerdictError {
 			t.Fatalf("score %+v, err %v", sc, err)
 		}
 		if !strings.Contains(sc.Reason, "judge subgoals at turn 1: ") || !strings.Contains(sc.Reason, "gave invalid output 3 times") {
@@ -444,7 +444,7 @@ func TestSubgoalsJudgeFailure(t *testing.T) {
 		s.Add(&fakellm.Rule{Times: 1, Reply: verdicts(true, false, false)},
 			&fakellm.Rule{Reply: fakellm.Reply{Content: `{"c1": {"passed": "yes"}}`}})
 		sc, err := newSubgoalsGrader(t, j, threeGoals()).Grade(context.Background(), &agenteval.GradeInput{Transcript: conv, Output: conv})
-		if err == nil || sc.Verdict != agenteval.Error || !strings.Contains(sc.Reason, "judge subgoals at turn 2: ") {
+		if err == nil || sc.Verdict != agenteval.VerdictError || !strings.Contains(sc.Reason, "judge subgoals at turn 2: ") {
 			t.Fatalf("score %+v, err %v", sc, err)
 		}
 		if s.Calls() != 4 || sc.Usage == nil || sc.Usage.Calls != 4 {
@@ -456,7 +456,7 @@ func TestSubgoalsJudgeFailure(t *testing.T) {
 		s.Add(&fakellm.Rule{Reply: fakellm.Reply{Fault: fakellm.FaultUnauthorized}})
 		sc, err := newSubgoalsGrader(t, j, threeGoals()).Grade(context.Background(), &agenteval.GradeInput{Transcript: conv, Output: conv})
 		var fe *agenteval.FatalError
-		if !errors.As(err, &fe) || sc.Verdict != agenteval.Error || s.Calls() != 1 {
+		if !errors.As(err, &fe) || sc.Verdict != agenteval.VerdictError || s.Calls() != 1 {
 			t.Errorf("score %+v, err %v, after %d requests", sc, err, s.Calls())
 		}
 	})
@@ -583,7 +583,7 @@ func TestSubgoalsTrackerError(t *testing.T) {
 		t.Errorf("settled = %v", got)
 	}
 	sc, err := tr.Grade(context.Background(), &agenteval.GradeInput{Transcript: conv, Output: conv})
-	if err == nil || sc.Verdict != agenteval.Error || !strings.Contains(sc.Reason, "judge subgoals at turn 2") {
+	if err == nil || sc.Verdict != agenteval.VerdictError || !strings.Contains(sc.Reason, "judge subgoals at turn 2") {
 		t.Errorf("score %+v, err %v", sc, err)
 	}
 	// After the failure at turn 2, turn 3 is not judged.

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/internal/jsonx"
 	"github.com/agenteval/agenteval/internal/schemacheck"
+	"github.com/agenteval/agenteval/internal/strictjson"
 	"github.com/agenteval/agenteval/internal/suggest"
 )
 
@@ -211,7 +211,7 @@ func newIsJSON(params map[string]any) (gradeFunc, error) {
 
 func parseJSON(s string) (any, error) {
 	var v any
-	err := jsonx.Decode([]byte(s), &v)
+	err := strictjson.Decode([]byte(s), &v)
 	return v, err
 }
 

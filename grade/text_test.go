@@ -65,7 +65,7 @@ func TestTextChecks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (s.Verdict == agenteval.Pass) != tt.pass {
+			if (s.Verdict == agenteval.VerdictPass) != tt.pass {
 				t.Errorf("verdict = %s (score %v, %s), want pass=%v", s.Verdict, s.Score, s.Reason, tt.pass)
 			}
 			if len(s.Assertions) != 1 || s.Assertions[0].Passed != tt.pass {
@@ -107,7 +107,7 @@ func TestSpecCommonFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := gradeConv(t, g, convo(seq(call("a", `{}`))...), []agenteval.ToolCall{call("a", `{}`), call("b", `{}`)})
-	if s.Name != "traj" || s.Type != "tool_calls" || s.Weight != 2 || !s.Required || s.Score != 0.5 || s.Verdict != agenteval.Pass {
+	if s.Name != "traj" || s.Type != "tool_calls" || s.Weight != 2 || !s.Required || s.Score != 0.5 || s.Verdict != agenteval.VerdictPass {
 		t.Errorf("score = %+v", s)
 	}
 	if _, err := New(Spec{Type: "contains", Params: map[string]any{"value": "x"}, Threshold: ptr(1.5)}); err == nil {

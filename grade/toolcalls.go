@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/internal/jsonx"
+	"github.com/agenteval/agenteval/internal/strictjson"
 	"github.com/agenteval/agenteval/judge"
 )
 
@@ -342,7 +342,7 @@ func outputEqual(want any, got string) bool {
 		return true
 	}
 	var gv any
-	if err := jsonx.Decode([]byte(got), &gv); err != nil {
+	if err := strictjson.Decode([]byte(got), &gv); err != nil {
 		return false
 	}
 	return Equal(want, gv)

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/internal/jsonx"
 	"github.com/agenteval/agenteval/internal/schemacheck"
+	"github.com/agenteval/agenteval/internal/strictjson"
 )
 
 // Judge makes structured calls to a model. The zero values of its settings
@@ -82,7 +82,7 @@ func parseReply(content string, sch *schemacheck.Schema) (map[string]any, error)
 		text = strings.TrimSuffix(strings.TrimSpace(text), "```")
 	}
 	var v any
-	if err := jsonx.Decode([]byte(text), &v); err != nil {
+	if err := strictjson.Decode([]byte(text), &v); err != nil {
 		return nil, fmt.Errorf("not JSON: %v", err)
 	}
 	if err := sch.Validate([]byte(text)); err != nil {

@@ -40,13 +40,13 @@ type MetricSummary struct {
 func (s *Summary) Add(r *agenteval.Result) {
 	s.Total++
 	switch r.Verdict {
-	case agenteval.Pass:
+	case agenteval.VerdictPass:
 		s.Passed++
-	case agenteval.Fail:
+	case agenteval.VerdictFail:
 		s.Failed++
-	case agenteval.Error:
+	case agenteval.VerdictError:
 		s.Errored++
-	case agenteval.Skip:
+	case agenteval.VerdictSkip:
 		s.Skipped++
 	}
 	s.passAtK.add(r)
@@ -64,14 +64,14 @@ func (s *Summary) Add(r *agenteval.Result) {
 		s.Usage.Add(sc.Usage)
 		m.Usage.Add(sc.Usage)
 		switch sc.Verdict {
-		case agenteval.Error:
+		case agenteval.VerdictError:
 			m.Errors++
 			continue
-		case agenteval.Skip:
+		case agenteval.VerdictSkip:
 			continue
-		case agenteval.Pass:
+		case agenteval.VerdictPass:
 			m.Passed++
-		case agenteval.Fail:
+		case agenteval.VerdictFail:
 			m.Failed++
 		}
 		m.Count++

@@ -99,7 +99,7 @@ func (r *suiteRunner) planTest(t *agenteval.Test) (*plan, error) {
 	if p.extras, err = r.planExtras(t); err != nil {
 		return nil, err
 	}
-	if !t.Conversation {
+	if t.Mode != agenteval.ModeConversation {
 		p.single, err = build(t.Assertions, t.ExpectedOutput, fallback)
 		return p, err
 	}
@@ -123,13 +123,13 @@ func (r *suiteRunner) planTest(t *agenteval.Test) (*plan, error) {
 func (r *suiteRunner) gradeUnit(ctx context.Context, name string, u builtUnit, in *agenteval.GradeInput, threshold float64) agenteval.Score {
 	start := time.Now()
 	if len(u.graders) == 0 {
-		return agenteval.Score{Name: name, Type: "none", Score: 1, Verdict: agenteval.Pass, Weight: 1, Reason: "nothing to grade: no assertions and no expected_output"}
+		return agenteval.Score{Name: name, Type: "none", Score: 1, Verdict: agenteval.VerdictPass, Weight: 1, Reason: "nothing to grade: no assertions and no expected_output"}
 	}
 	scores := make([]agenteval.Score, len(u.graders))
 	for i, g := range u.graders {
 		s, err := g.grader.Grade(ctx, in)
-		if err != nil && s.Verdict != agenteval.Error {
-			s = agenteval.Score{Verdict: agenteval.Error, Weight: 1, Reason: err.Error()}
+		if err != nil && s.Verdict != agenteval.VerdictError {
+			s = agenteval.Score{Verdict: agenteval.VerdictError, Weight: 1, Reason: err.Error()}
 		}
 		if s.Name == "" {
 			s.Name = g.name
@@ -148,7 +148,7 @@ func (r *suiteRunner) gradeUnit(ctx context.Context, name string, u builtUnit, i
 			}
 			out.Usage.Add(s.Usage)
 		}
-		if s.Verdict != agenteval.Pass {
+		if s.Verdict != agenteval.VerdictPass {
 			reasons = append(reasons, s.Name+": "+s.Reason)
 		}
 	}
@@ -200,7 +200,7 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release 
 	sess := r.newSession(ctx, t, trial)
 	res := agenteval.Trial{Trial: trial}
 
-	if !t.Conversation {
+	if t.Mode != agenteval.ModeConversation {
 		reply, ms, err := sess.call(1)
 		sess.close()
 		release()
@@ -208,7 +208,7 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release 
 		res.Output = history
 		if err != nil {
 			res.Error = "agent: " + err.Error()
-			res.Scores = []agenteval.Score{{Name: "agent", Type: "agent", Verdict: agenteval.Error, Weight: 1, Reason: err.Error()}}
+			res.Scores = []agenteval.Score{{Name: "agent", Type: "agent", Verdict: agenteval.VerdictError, Weight: 1, Reason: err.Error()}}
 		} else {
 			in := r.input(t, history, reply, t.ExpectedOutput, ms, sess.usage, 1, 1)
 			s := r.gradeUnit(ctx, "", p.single, in, threshold)
@@ -241,7 +241,7 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release 
 		reply, ms, err := sess.call(k + 1)
 		history := sess.history
 		if err != nil {
-			scores[k] = agenteval.Score{Name: fmt.Sprintf("turn-%d", k+1), Type: "agent", Verdict: agenteval.Error, Weight: 1, Reason: "agent: " + err.Error()}
+			scores[k] = agenteval.Score{Name: fmt.Sprintf("turn-%d", k+1), Type: "agent", Verdict: agenteval.VerdictError, Weight: 1, Reason: "agent: " + err.Error()}
 			res.Error = fmt.Sprintf("turn %d: agent: %v", k+1, err)
 			stopped = k
 			break
@@ -253,7 +253,7 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release 
 		if t.StopOnFailure {
 			scores[k] = r.gradeUnit(ctx, name, u, in, threshold)
 			r.events(Event{Kind: EventTurnGraded, TestID: t.ID, Trial: trial, Turn: k + 1, Score: &scores[k]})
-			if scores[k].Verdict != agenteval.Pass {
+			if scores[k].Verdict != agenteval.VerdictPass {
 				stopped = k
 				break
 			}
@@ -275,7 +275,7 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release 
 			why = fmt.Sprintf("skipped: the agent failed on turn %d, so the conversation could not go on", stopped+1)
 		}
 		for k := stopped + 1; k < len(t.Turns); k++ {
-			scores[k] = agenteval.Score{Name: fmt.Sprintf("turn-%d", k+1), Type: "skip", Verdict: agenteval.Skip, Score: 0, Weight: 1, Reason: why}
+			scores[k] = agenteval.Score{Name: fmt.Sprintf("turn-%d", k+1), Type: "skip", Verdict: agenteval.VerdictSkip, Score: 0, Weight: 1, Reason: why}
 		}
 	}
 	history := sess.history
@@ -381,25 +381,25 @@ func (r *suiteRunner) finishTrial(res agenteval.Trial, t *agenteval.Test, thresh
 	for _, s := range res.Scores {
 		usage.Add(s.Usage)
 		switch s.Verdict {
-		case agenteval.Error:
+		case agenteval.VerdictError:
 			errored = true
 			if !strings.HasPrefix(s.Reason, "agent: ") || res.Error == "" {
 				errs = append(errs, s.Name+": "+s.Reason)
 			}
 			continue
-		case agenteval.Skip:
+		case agenteval.VerdictSkip:
 			vals = append(vals, 0)
 			continue
 		}
-		if !t.Conversation || s.Weight == 0 {
+		if t.Mode != agenteval.ModeConversation || s.Weight == 0 {
 			continue
 		}
 		vals = append(vals, s.Score)
 	}
-	if !t.Conversation {
+	if t.Mode != agenteval.ModeConversation {
 		res.Score, res.Verdict = agenteval.Combine(res.Scores, threshold)
 		if len(res.Scores) == 0 && !errored {
-			res.Score, res.Verdict = 1, agenteval.Pass
+			res.Score, res.Verdict = 1, agenteval.VerdictPass
 		}
 	} else {
 		res.Score = aggregate(t.Aggregation, vals)
@@ -410,8 +410,8 @@ func (r *suiteRunner) finishTrial(res agenteval.Trial, t *agenteval.Test, thresh
 	}
 	switch {
 	case errored:
-		res.Verdict, res.ExecutionStatus = agenteval.Error, agenteval.StatusExecutionError
-	case res.Verdict == agenteval.Pass:
+		res.Verdict, res.ExecutionStatus = agenteval.VerdictError, agenteval.StatusExecutionError
+	case res.Verdict == agenteval.VerdictPass:
 		res.ExecutionStatus = agenteval.StatusOK
 	default:
 		res.ExecutionStatus = agenteval.StatusQualityFailure

@@ -81,7 +81,7 @@ func (r *suiteRunner) gradeExtras(ctx context.Context, extras []namedGrader, tra
 			} else {
 				s, err = g.grader.Grade(ctx, in)
 			}
-			if err != nil && s.Verdict != agenteval.Error {
+			if err != nil && s.Verdict != agenteval.VerdictError {
 				s = grade.ErrorScore(g.grader, err)
 			}
 			if s.Name == "" {

@@ -58,7 +58,7 @@ func BenchmarkJudgeThroughput(b *testing.B) {
 				n := 0
 				err := ScoreDataset(context.Background(), dataset.NewReader(bytes.NewReader(data), "load.jsonl"), []Metric{{Name: name, Grader: g}},
 					ScoreOptions{Concurrency: jobs}, func(r *agenteval.Result) error {
-						if r.Verdict == agenteval.Error {
+						if r.Verdict == agenteval.VerdictError {
 							return fmt.Errorf("%s: %s", r.TestID, r.Error)
 						}
 						n++

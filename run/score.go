@@ -206,7 +206,7 @@ func scoreRow(ctx context.Context, row *dataset.Row, metrics []Metric, threshold
 		for i, e := range row.Errors {
 			msgs[i] = e.Error()
 		}
-		res.Verdict = agenteval.Error
+		res.Verdict = agenteval.VerdictError
 		res.ExecutionStatus = agenteval.StatusExecutionError
 		res.Error = "invalid row: " + strings.Join(msgs, "\n")
 		res.Scores = []agenteval.Score{}
@@ -223,7 +223,7 @@ func scoreRow(ctx context.Context, row *dataset.Row, metrics []Metric, threshold
 		if fatal == nil && errors.As(err, &fe) {
 			fatal = fe
 		}
-		if s.Verdict == agenteval.Error {
+		if s.Verdict == agenteval.VerdictError {
 			errs = append(errs, fmt.Sprintf("%s: %s", s.Name, s.Reason))
 		}
 		if !s.Usage.IsZero() {
@@ -239,7 +239,7 @@ func scoreRow(ctx context.Context, row *dataset.Row, metrics []Metric, threshold
 	case len(errs) > 0:
 		res.ExecutionStatus = agenteval.StatusExecutionError
 		res.Error = strings.Join(errs, "\n")
-	case res.Verdict == agenteval.Fail:
+	case res.Verdict == agenteval.VerdictFail:
 		res.ExecutionStatus = agenteval.StatusQualityFailure
 	default:
 		res.ExecutionStatus = agenteval.StatusOK
@@ -254,12 +254,12 @@ func scoreRow(ctx context.Context, row *dataset.Row, metrics []Metric, threshold
 func gradeOne(ctx context.Context, m Metric, in *agenteval.GradeInput) (s agenteval.Score, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			s = agenteval.Score{Name: m.Name, Verdict: agenteval.Error, Weight: 1, Reason: fmt.Sprintf("grader panicked: %v", r)}
+			s = agenteval.Score{Name: m.Name, Verdict: agenteval.VerdictError, Weight: 1, Reason: fmt.Sprintf("grader panicked: %v", r)}
 		}
 	}()
 	s, err = m.Grader.Grade(ctx, in)
-	if err != nil && s.Verdict != agenteval.Error {
-		s = agenteval.Score{Verdict: agenteval.Error, Weight: 1, Reason: err.Error()}
+	if err != nil && s.Verdict != agenteval.VerdictError {
+		s = agenteval.Score{Verdict: agenteval.VerdictError, Weight: 1, Reason: err.Error()}
 	}
 	if s.Name == "" {
 		s.Name = m.Name

@@ -75,7 +75,7 @@ func (r *suiteRunner) runSimulated(ctx context.Context, p *plan, sess *session, 
 	if err != nil {
 		release()
 		res.Error = "simulated user: " + err.Error()
-		res.Scores = []agenteval.Score{{Name: "simulated_user", Type: "simulated_user", Verdict: agenteval.Error, Weight: 1, Reason: err.Error()}}
+		res.Scores = []agenteval.Score{{Name: "simulated_user", Type: "simulated_user", Verdict: agenteval.VerdictError, Weight: 1, Reason: err.Error()}}
 		return r.finishTrial(res, t, threshold, sess.usage, sess.ms, start)
 	}
 	sim := &agenteval.Simulation{Model: user.Name, Messages: []agenteval.SimulatedMessage{}}

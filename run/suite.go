@@ -364,12 +364,12 @@ func (d *dispatcher) launch(ctx context.Context) {
 				// ends its trial, not the run.
 				defer func() {
 					if v := recover(); v != nil {
-						tr = agenteval.Trial{Trial: trial, Verdict: agenteval.Error, ExecutionStatus: agenteval.StatusExecutionError, Scores: []agenteval.Score{},
+						tr = agenteval.Trial{Trial: trial, Verdict: agenteval.VerdictError, ExecutionStatus: agenteval.StatusExecutionError, Scores: []agenteval.Score{},
 							Error: fmt.Sprintf("internal error: panic: %v", v)}
 					}
 				}()
 				if planErr != nil {
-					tr = agenteval.Trial{Trial: trial, Verdict: agenteval.Error, ExecutionStatus: agenteval.StatusExecutionError, Scores: []agenteval.Score{}, Error: "graders: " + planErr.Error()}
+					tr = agenteval.Trial{Trial: trial, Verdict: agenteval.VerdictError, ExecutionStatus: agenteval.StatusExecutionError, Scores: []agenteval.Score{}, Error: "graders: " + planErr.Error()}
 				} else {
 					tr = d.r.runTrial(ctx, p, trial, release)
 				}
@@ -417,11 +417,11 @@ func (d *dispatcher) finish(st *testState, status agenteval.ExecutionStatus) {
 func (r *suiteRunner) dependencyResult(t *agenteval.Test, failedDeps []string) *agenteval.Result {
 	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, Scores: []agenteval.Score{}}
 	if t.OnDependencyFailure == "fail" {
-		res.Verdict, res.ExecutionStatus = agenteval.Fail, agenteval.StatusQualityFailure
+		res.Verdict, res.ExecutionStatus = agenteval.VerdictFail, agenteval.StatusQualityFailure
 		res.Error = fmt.Sprintf("failed because its dependency %v ended in execution_error (on_dependency_failure: fail)", failedDeps)
 		return res
 	}
-	res.Verdict, res.ExecutionStatus = agenteval.Skip, agenteval.StatusExecutionError
+	res.Verdict, res.ExecutionStatus = agenteval.VerdictSkip, agenteval.StatusExecutionError
 	res.Error = fmt.Sprintf("skipped because its dependency %v ended in execution_error (on_dependency_failure: skip)", failedDeps)
 	return res
 }
@@ -458,7 +458,7 @@ func combineTrials(res *agenteval.Result, t *agenteval.Test, trials []agenteval.
 			continue
 		}
 		ok = append(ok, tr)
-		if tr.Verdict == agenteval.Pass {
+		if tr.Verdict == agenteval.VerdictPass {
 			passed++
 		}
 	}
@@ -468,7 +468,7 @@ func combineTrials(res *agenteval.Result, t *agenteval.Test, trials []agenteval.
 	res.PassAtK = agenteval.PassAtKFor(len(trials), passed)
 	if len(ok) == 0 {
 		first := trials[0]
-		res.Verdict, res.ExecutionStatus = agenteval.Error, agenteval.StatusExecutionError
+		res.Verdict, res.ExecutionStatus = agenteval.VerdictError, agenteval.StatusExecutionError
 		res.Scores, res.Output, res.Simulation = first.Scores, first.Output, first.Simulation
 		res.Error = fmt.Sprintf("all %d trials failed to run: %s", len(trials), errs[0])
 		return
@@ -500,7 +500,7 @@ func combineTrials(res *agenteval.Result, t *agenteval.Test, trials []agenteval.
 	res.Scores, res.Output, res.Simulation = rep.Scores, rep.Output, rep.Simulation
 	res.Verdict = agenteval.VerdictFor(res.Score, threshold)
 	res.ExecutionStatus = agenteval.StatusOK
-	if res.Verdict != agenteval.Pass {
+	if res.Verdict != agenteval.VerdictPass {
 		res.ExecutionStatus = agenteval.StatusQualityFailure
 	}
 	if len(errs) > 0 {

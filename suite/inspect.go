@@ -112,7 +112,7 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 	if len(t.Turns) > 0 {
 		// A scripted conversation runs as it is written; the user
 		// instruction then only describes it.
-		t.Conversation = true
+		t.Mode = agenteval.ModeConversation
 		if t.User != nil {
 			if t.Description == "" {
 				t.Description = t.User.Instruction
@@ -122,7 +122,7 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 		}
 		t.User = nil
 	} else if t.User != nil {
-		t.Conversation = true
+		t.Mode = agenteval.ModeConversation
 	}
 	if len(t.Turns) == 0 && t.User == nil {
 		d.fail(rn, "sample %q has neither conversation nor user_instruction; give one of them", t.ID)

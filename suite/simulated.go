@@ -110,7 +110,7 @@ func (d *decoder) checkSimulated(t *agenteval.Test, at map[string]*yaml.Node) {
 		if strings.Contains(t.User.InitialMessage, marker) {
 			d.fail(at["user"], "user.initial_message contains the stop marker %s, which would end the conversation at once", marker)
 		}
-		t.Conversation = true
+		t.Mode = agenteval.ModeConversation
 	}
 	if len(t.Subgoals) > 0 || len(t.ExpectedToolCalls) > 0 {
 		// Subgoals and expected calls count a turn per user message.
@@ -127,7 +127,7 @@ func (d *decoder) checkSimulated(t *agenteval.Test, at map[string]*yaml.Node) {
 		}
 	}
 	limit := len(t.Turns)
-	if !t.Conversation {
+	if t.Mode != agenteval.ModeConversation {
 		limit = 1 // a single exchange
 	}
 	if t.User != nil {

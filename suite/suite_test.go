@@ -259,7 +259,7 @@ tests:
 		t.Errorf("judge = %+v, want openai:gpt-4o-mini from ${MODEL}", s.Judge)
 	}
 	tc := s.Tests[0]
-	if !tc.Conversation || tc.Aggregation != "min" || !tc.StopOnFailure || tc.WindowSize != 2 || tc.Trials != 3 || tc.TrialStrategy != agenteval.TrialsPassAtK {
+	if tc.Mode != agenteval.ModeConversation || tc.Aggregation != "min" || !tc.StopOnFailure || tc.WindowSize != 2 || tc.Trials != 3 || tc.TrialStrategy != agenteval.TrialsPassAtK {
 		t.Errorf("test settings = %+v", tc)
 	}
 	if len(tc.Input) != 1 || tc.Input[0].Role != agenteval.RoleSystem || tc.Input[0].Content != "You plan trips." {
@@ -351,7 +351,7 @@ tests:
 	}
 	tc := s.Tests[0]
 	u := tc.User
-	if !tc.Conversation || u == nil || u.Persona != "novice" || u.InitialMessage != "Hi, about order A1." || u.MaxTurns != 4 || u.Stop != "<done>" ||
+	if tc.Mode != agenteval.ModeConversation || u == nil || u.Persona != "novice" || u.InitialMessage != "Hi, about order A1." || u.MaxTurns != 4 || u.Stop != "<done>" ||
 		u.Model != "openai:gpt-4o-mini" || u.Temperature == nil || *u.Temperature != 0.7 || !u.StopOnSuccess {
 		t.Errorf("user = %+v", u)
 	}

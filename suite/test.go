@@ -43,7 +43,7 @@ func (d *decoder) test(n *yaml.Node, index int) *agenteval.Test {
 		case "mode":
 			switch m := d.str(f.value, "mode"); m {
 			case "conversation":
-				t.Conversation = true
+				t.Mode = agenteval.ModeConversation
 			case "", "single", "single_turn":
 			default:
 				d.fail(f.value, "unknown mode %q; the only mode is conversation (leave mode out for a single exchange)", m)
@@ -110,10 +110,10 @@ func (d *decoder) test(n *yaml.Node, index int) *agenteval.Test {
 	}
 	d.checkSimulated(t, at)
 	// The seed's rules on conversation mode.
-	if _, ok := at["turns"]; ok && !t.Conversation {
+	if _, ok := at["turns"]; ok && t.Mode != agenteval.ModeConversation {
 		d.fail(at["turns"], "turns requires mode: conversation; add it to test %q", t.ID)
 	}
-	if t.Conversation && len(t.Turns) == 0 && t.User == nil {
+	if t.Mode == agenteval.ModeConversation && len(t.Turns) == 0 && t.User == nil {
 		if tn, ok := at["turns"]; ok {
 			d.fail(tn, "mode: conversation needs at least one turn; turns is empty")
 		} else {
@@ -123,14 +123,14 @@ func (d *decoder) test(n *yaml.Node, index int) *agenteval.Test {
 	if len(t.Turns) > 0 && t.ExpectedOutput != "" {
 		d.fail(at["expected_output"], "a test with turns cannot have a test-level expected_output; give each turn its own expected_output")
 	}
-	if !t.Conversation {
+	if t.Mode != agenteval.ModeConversation {
 		for _, k := range []string{"aggregation", "on_turn_failure", "window_size"} {
 			if kn, ok := at[k]; ok {
 				d.fail(kn, "%s only applies with mode: conversation", k)
 			}
 		}
 	}
-	if !t.Conversation && len(t.Input) == 0 && t.User == nil {
+	if t.Mode != agenteval.ModeConversation && len(t.Input) == 0 && t.User == nil {
 		d.fail(rn, "test %q has no input; give the user's message as input", t.ID)
 	}
 	return t

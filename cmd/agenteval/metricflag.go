@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval/grade"
-	"github.com/agenteval/agenteval/internal/jsonx"
+	"github.com/agenteval/agenteval/internal/strictjson"
 )
 
 // parseMetricFlags turns --metric values into grader specs. Each value is a
@@ -130,7 +130,7 @@ func parseValue(s string) any {
 		return s[1 : len(s)-1]
 	}
 	var v any
-	if err := jsonx.Decode([]byte(s), &v); err == nil {
+	if err := strictjson.Decode([]byte(s), &v); err == nil {
 		return v
 	}
 	return s

@@ -126,11 +126,11 @@ type counters struct {
 func (c *counters) add(r *agenteval.Result) {
 	c.done.Add(1)
 	switch r.Verdict {
-	case agenteval.Pass:
+	case agenteval.VerdictPass:
 		c.pass.Add(1)
-	case agenteval.Fail:
+	case agenteval.VerdictFail:
 		c.fail.Add(1)
-	case agenteval.Error:
+	case agenteval.VerdictError:
 		c.errs.Add(1)
 	default:
 		c.skip.Add(1)

@@ -38,6 +38,15 @@ type Turn struct {
 	Pos            Pos             `json:"-"`
 }
 
+// Mode says how a test talks to the agent.
+type Mode string
+
+// The modes. A single exchange is the zero value.
+const (
+	ModeSingle       Mode = ""
+	ModeConversation Mode = "conversation"
+)
+
 // Aggregations of turn scores into a test score.
 const (
 	AggregateMean = "mean"
@@ -142,8 +151,9 @@ type Test struct {
 	ExpectedOutput string          `json:"expected_output,omitempty"`
 	Assertions     []AssertionSpec `json:"assertions,omitempty"`
 
-	// Conversation mode.
-	Conversation  bool   `json:"conversation,omitempty"`
+	// Mode is ModeConversation for a conversation of turns; the zero
+	// value is a single exchange.
+	Mode          Mode   `json:"mode,omitempty"`
 	Turns         []Turn `json:"turns,omitempty"`
 	Aggregation   string `json:"aggregation,omitempty"`
 	StopOnFailure bool   `json:"stop_on_failure,omitempty"`
