@@ -244,3 +244,28 @@ func TestTurns(t *testing.T) {
 		t.Error("empty conversation has turns")
 	}
 }
+
+func TestPersonaText(t *testing.T) {
+	expert := (&SimulatedUser{Persona: "expert"}).PersonaText()
+	novice := (&SimulatedUser{Persona: "novice"}).PersonaText()
+	if !strings.Contains(expert, "An expert in this domain") || !strings.Contains(novice, "A newcomer to this domain") {
+		t.Fatalf("expert = %q, novice = %q", expert, novice)
+	}
+	tests := []struct{ in, want string }{
+		{"expert", expert},
+		{" EXPERT ", expert},
+		{"novice", novice},
+		{"non-expert", novice},
+		{"non_expert", novice},
+		{"Non-Expert", novice},
+		{"nonexpert", novice},
+		{"beginner", novice},
+		{"", ""},
+		{"  a grumpy retiree who types in capitals  ", "a grumpy retiree who types in capitals"},
+	}
+	for _, tt := range tests {
+		if got := (&SimulatedUser{Persona: tt.in}).PersonaText(); got != tt.want {
+			t.Errorf("PersonaText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -23,6 +23,19 @@ const (
 	StatusExecutionError ExecutionStatus = "execution_error"
 )
 
+// StatusOf is the execution status of a test or trial with verdict v: a
+// test that could not be graded or did not run (error, skip) ended in
+// execution_error; one that failed, in quality_failure.
+func StatusOf(v Verdict) ExecutionStatus {
+	switch v {
+	case VerdictPass:
+		return StatusOK
+	case VerdictFail:
+		return StatusQualityFailure
+	}
+	return StatusExecutionError
+}
+
 // DefaultThreshold is the score at or above which a grader or test passes.
 const DefaultThreshold = 0.8
 

@@ -52,7 +52,7 @@ func threeTurnBooking() agenteval.Conversation {
 
 func gradeExpected(t *testing.T, j *judge.Judge, calls []any, conv agenteval.Conversation) (agenteval.Score, error) {
 	t.Helper()
-	g, err := New(Spec{Type: "expected_tool_calls", Params: map[string]any{"calls": calls}, Judge: j})
+	g, err := New(Spec{Type: "expected_tool_calls", Options: map[string]any{"calls": calls}, Judge: j})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -445,7 +445,7 @@ func TestExpectedToolCallsChecks(t *testing.T) {
 // next to {"value": ...}; it must be judged like {"$check": "..."}.
 func TestExpectedToolCallsOutputCheckShorthand(t *testing.T) {
 	calls := []any{map[string]any{"tool": "book", "output": map[string]any{"check": "the booking succeeded"}}}
-	if _, err := New(Spec{Type: "expected_tool_calls", Params: map[string]any{"calls": calls}}); err == nil {
+	if _, err := New(Spec{Type: "expected_tool_calls", Options: map[string]any{"calls": calls}}); err == nil {
 		t.Error("an output check without a judge was accepted")
 	}
 	j, s := fakeJudge(t)
@@ -526,7 +526,7 @@ func TestExpectedToolCallsBadSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := New(Spec{Type: "expected_tool_calls", Params: tt.params, Judge: tt.judge})
+			g, err := New(Spec{Type: "expected_tool_calls", Options: tt.params, Judge: tt.judge})
 			if err == nil || g != nil {
 				t.Fatalf("New = %v, nil; want an error saying %q", g, tt.want)
 			}
@@ -537,19 +537,19 @@ func TestExpectedToolCallsBadSettings(t *testing.T) {
 	}
 
 	// A check needs a judge; without one the error says how to give one.
-	_, err := New(Spec{Type: "expected_tool_calls", Params: map[string]any{"calls": []any{check}}})
+	_, err := New(Spec{Type: "expected_tool_calls", Options: map[string]any{"calls": []any{check}}})
 	var nj *NoJudgeError
-	if !errors.As(err, &nj) || nj.Type != "expected_tool_calls with a check" {
+	if !errors.As(err, &nj) || nj.Type != "expected_tool_calls with a $check" {
 		t.Errorf("$check without a judge: %v", err)
 	}
 	// Deterministic expectations need no judge, and one with a judge builds too.
-	if _, err := New(Spec{Type: "expected_tool_calls", Params: map[string]any{"calls": []any{map[string]any{"tool": "a", "turn": 2}}}}); err != nil {
+	if _, err := New(Spec{Type: "expected_tool_calls", Options: map[string]any{"calls": []any{map[string]any{"tool": "a", "turn": 2}}}}); err != nil {
 		t.Errorf("no check, no judge: %v", err)
 	}
-	if _, err := New(Spec{Type: "expected_tool_calls", Judge: j, Params: map[string]any{"calls": []any{check}}}); err != nil {
+	if _, err := New(Spec{Type: "expected_tool_calls", Judge: j, Options: map[string]any{"calls": []any{check}}}); err != nil {
 		t.Errorf("check with a judge: %v", err)
 	}
-	if Judged("expected_tool_calls") || !NeedsJudge(Spec{Type: "expected_tool_calls", Params: map[string]any{"calls": []any{check}}}) {
+	if (Spec{Type: "expected_tool_calls"}).NeedsJudge() || !(Spec{Type: "expected_tool_calls", Options: map[string]any{"calls": []any{check}}}).NeedsJudge() {
 		t.Error("expected_tool_calls needs a judge only for checks")
 	}
 }

@@ -48,7 +48,7 @@ func BenchmarkJudgeThroughput(b *testing.B) {
 			if name == "rubrics" {
 				params = map[string]any{"criteria": []any{"The assistant confirms the booking."}}
 			}
-			g, err := grade.New(grade.Spec{Type: name, Judge: j, Params: params})
+			g, err := grade.New(grade.Spec{Type: name, Judge: j, Options: params})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -66,8 +66,8 @@ type openedModel struct {
 // tracker judges the turn while the conversation goes on. The conversation
 // is graded as a whole at the end: its assertions, subgoals, expected tool
 // calls, and the simulated user's own fidelity.
-func (r *suiteRunner) runSimulated(ctx context.Context, p *plan, sess *session, release func()) agenteval.Trial {
-	t, trial := p.test, sess.trial
+func (r *suiteRunner) runSimulated(ctx context.Context, p *grade.Plan, sess *session, release func()) agenteval.Trial {
+	t, trial := p.Test, sess.trial
 	start := time.Now()
 	threshold := r.threshold(t)
 	res := agenteval.Trial{Trial: trial}
@@ -80,7 +80,7 @@ func (r *suiteRunner) runSimulated(ctx context.Context, p *plan, sess *session, 
 	}
 	sim := &agenteval.Simulation{Model: user.Name, Messages: []agenteval.SimulatedMessage{}}
 	var simUsage agenteval.Usage
-	trackers := startTrackers(p.extras)
+	trackers := startTrackers(p.Extras)
 	limit := t.User.MaxTurns
 	if limit <= 0 {
 		limit = agenteval.DefaultMaxTurns
@@ -167,10 +167,10 @@ func (r *suiteRunner) runSimulated(ctx context.Context, p *plan, sess *session, 
 	usage := sess.usage
 	if res.Error == "" {
 		in := r.simInput(t, sess.history, sim, sess.ms, sess.usage, 0)
-		if len(p.conversation.graders) > 0 {
-			res.Scores = append(res.Scores, r.gradeUnit(ctx, "conversation", p.conversation, in, threshold))
+		if len(p.Whole.Graders) > 0 {
+			res.Scores = append(res.Scores, r.gradeUnit(ctx, "conversation", p.Whole, in, threshold))
 		}
-		res.Scores = append(res.Scores, r.gradeExtras(ctx, p.extras, trackers, in)...)
+		res.Scores = append(res.Scores, r.gradeExtras(ctx, p.Extras, trackers, in)...)
 	} else {
 		r.drain(trackers, &usage)
 	}

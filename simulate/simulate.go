@@ -29,18 +29,6 @@ const emptyReply = "(The assistant's reply is empty.)"
 // cacheVersion changes when the meaning of cached replies changes.
 const cacheVersion = "simulated-user-v1"
 
-// PersonaText expands the persona keywords expert and novice (non-expert);
-// any other text is the persona as written.
-func PersonaText(p string) string {
-	switch strings.ToLower(strings.ReplaceAll(strings.TrimSpace(p), "_", "-")) {
-	case "expert":
-		return "An expert in this domain: uses the right terms, gives precise details when asked, expects the assistant to keep up, and has little patience for needless questions or explanations."
-	case "novice", "non-expert", "nonexpert", "beginner":
-		return "A newcomer to this domain: describes things in everyday words, sometimes vaguely, may not know the right terms or which details matter, and needs things explained."
-	}
-	return strings.TrimSpace(p)
-}
-
 // User is a simulated user.
 type User struct {
 	Model agenteval.Model
@@ -82,7 +70,7 @@ func (u *User) systemPrompt() (string, error) {
 		var b strings.Builder
 		u.err = prompt.Execute(&b, map[string]string{
 			"Instruction": strings.TrimSpace(u.Spec.Instruction),
-			"Persona":     PersonaText(u.Spec.Persona),
+			"Persona":     u.Spec.PersonaText(),
 			"Stop":        u.StopMarker(),
 		})
 		u.system = b.String()

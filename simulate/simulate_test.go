@@ -137,31 +137,6 @@ func TestFlip(t *testing.T) {
 	}
 }
 
-func TestPersonaText(t *testing.T) {
-	expert := PersonaText("expert")
-	novice := PersonaText("novice")
-	if !strings.Contains(expert, "An expert in this domain") || !strings.Contains(novice, "A newcomer to this domain") {
-		t.Fatalf("expert = %q, novice = %q", expert, novice)
-	}
-	tests := []struct{ in, want string }{
-		{"expert", expert},
-		{" EXPERT ", expert},
-		{"novice", novice},
-		{"non-expert", novice},
-		{"non_expert", novice},
-		{"Non-Expert", novice},
-		{"nonexpert", novice},
-		{"beginner", novice},
-		{"", ""},
-		{"  a grumpy retiree who types in capitals  ", "a grumpy retiree who types in capitals"},
-	}
-	for _, tt := range tests {
-		if got := PersonaText(tt.in); got != tt.want {
-			t.Errorf("PersonaText(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestNextRequest(t *testing.T) {
 	temp := 0.4
 	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "  You want a table for two at 21:00 tonight.  ", Persona: "novice", Temperature: &temp})
@@ -193,7 +168,7 @@ func TestNextRequest(t *testing.T) {
 	sys := req.Messages[0].Text()
 	for _, want := range []string{
 		"<instruction>\nYou want a table for two at 21:00 tonight.\n</instruction>",
-		"<persona>\n" + PersonaText("novice") + "\n</persona>",
+		"<persona>\n" + (&agenteval.SimulatedUser{Persona: "novice"}).PersonaText() + "\n</persona>",
 		"followed by " + agenteval.DefaultStopMarker + ".",
 	} {
 		if !strings.Contains(sys, want) {

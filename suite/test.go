@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval"
@@ -51,11 +52,8 @@ func (d *decoder) test(n *yaml.Node, index int) *agenteval.Test {
 		case "turns":
 			t.Turns = d.turns(f.value)
 		case "aggregation":
-			switch a := d.str(f.value, "aggregation"); a {
-			case agenteval.AggregateMean, agenteval.AggregateMin, agenteval.AggregateMax:
-				t.Aggregation = a
-			default:
-				d.fail(f.value, "aggregation %q is not one of mean, min, max", a)
+			if r, ok := d.reduction(f.value, "aggregation"); ok {
+				t.Aggregation = r
 			}
 		case "on_turn_failure":
 			switch v := d.str(f.value, "on_turn_failure"); v {
@@ -136,6 +134,16 @@ func (d *decoder) test(n *yaml.Node, index int) *agenteval.Test {
 	return t
 }
 
+// reduction reads one of the reductions: mean, min, max, pass_at_k.
+func (d *decoder) reduction(n *yaml.Node, what string) (agenteval.Reduction, bool) {
+	v := agenteval.Reduction(d.str(n, what))
+	if slices.Contains(agenteval.Reductions, v) {
+		return v, true
+	}
+	d.fail(n, "%s %q is not one of mean, min, max, pass_at_k", what, v)
+	return "", false
+}
+
 func (d *decoder) trials(n *yaml.Node, t *agenteval.Test) {
 	rn := resolve(n)
 	if rn != nil && rn.Kind == yaml.ScalarNode {
@@ -153,13 +161,10 @@ func (d *decoder) trials(n *yaml.Node, t *agenteval.Test) {
 				t.Trials = v
 			}
 		case "strategy":
-			switch s := d.str(f.value, "trials.strategy"); s {
-			case agenteval.TrialsMean, agenteval.TrialsMin, agenteval.TrialsMax, agenteval.TrialsPassAtK:
-				t.TrialStrategy = s
-			case "confidence_interval":
+			if d.str(f.value, "trials.strategy") == "confidence_interval" {
 				d.fail(f.value, "trials.strategy confidence_interval is not supported; use mean, min, max or pass_at_k (results always report pass@k and pass^k)")
-			default:
-				d.fail(f.value, "trials.strategy %q is not one of mean, min, max, pass_at_k", s)
+			} else if r, ok := d.reduction(f.value, "trials.strategy"); ok {
+				t.TrialStrategy = r
 			}
 		}
 	}

@@ -104,10 +104,12 @@ func parseMetric(item string) (grade.Spec, error) {
 				spec.Negate = b
 			}
 		default:
-			if spec.Params == nil {
-				spec.Params = map[string]any{}
+			settings, _ := spec.Options.(map[string]any)
+			if settings == nil {
+				settings = map[string]any{}
+				spec.Options = settings
 			}
-			spec.Params[k] = val
+			settings[k] = val
 		}
 	}
 	return spec, nil
