@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/jsonvalue"
 	"github.com/agenteval/agenteval/internal/strictjson"
 	"github.com/agenteval/agenteval/judge"
 )
@@ -243,7 +244,7 @@ func matchValue(want, got any, literal bool) bool {
 			return re.MatchString(pyStrJSON(got))
 		}
 	}
-	return Equal(want, got)
+	return jsonvalue.Equal(want, got)
 }
 
 // pyStrJSON is the text a regex sees: strings bare, other values as JSON.
@@ -359,7 +360,7 @@ func outputEqual(want any, got string) bool {
 	if err := strictjson.Decode([]byte(got), &gv); err != nil {
 		return false
 	}
-	return Equal(want, gv)
+	return jsonvalue.Equal(want, gv)
 }
 
 func truncate(s string, n int) string {

@@ -111,15 +111,3 @@ func UsageLine(u agenteval.Usage) string {
 	}
 	return s
 }
-
-// ExitCode is the CLI's exit status for a finished run: 3 when some test
-// ended in an execution error, 1 when some test failed, 0 otherwise.
-func (s *Summary) ExitCode() int {
-	switch {
-	case s.Errored > 0:
-		return 3
-	case s.Failed > 0:
-		return 1
-	}
-	return 0
-}

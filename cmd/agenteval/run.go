@@ -302,7 +302,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		}
 		return &exitError{code: exitExecution, err: runErr}
 	}
-	return exitCode(sum.ExitCode())
+	return exitCode(runExit(sum))
 }
 
 func suiteName(s *suite.Suite) string {

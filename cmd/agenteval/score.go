@@ -276,7 +276,7 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
-	return exitCode(sum.ExitCode())
+	return exitCode(runExit(sum))
 }
 
 // checkNotSameFile refuses to write results over the dataset being read.
