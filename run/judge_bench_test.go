@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/dataset"
 	"github.com/agenteval/agenteval/grade"
 	"github.com/agenteval/agenteval/internal/fakellm"
@@ -43,7 +44,7 @@ func BenchmarkJudgeThroughput(b *testing.B) {
 	for _, name := range metrics {
 		b.Run(name, func(b *testing.B) {
 			cacheDir := b.TempDir()
-			j := &judge.Judge{Model: m, Name: "openai:gpt-4o-mini", Cache: &judge.Cache{Dir: cacheDir}}
+			j := &judge.Judge{Model: m, Name: "openai:gpt-4o-mini"}
 			var params map[string]any
 			if name == "rubrics" {
 				params = map[string]any{"criteria": []any{"The assistant confirms the booking."}}
@@ -75,9 +76,9 @@ func BenchmarkJudgeThroughput(b *testing.B) {
 			for b.Loop() {
 				// Counted without the cache: the fake's identical answers would
 				// otherwise make later samples' identical calls cache hits.
-				j.Cache = nil
+				j.Model = m
 				calls, wall := score()
-				j.Cache = &judge.Cache{Dir: cacheDir}
+				j.Model = cache.Wrap(m, j.Name, &cache.Store{Dir: cacheDir})
 				os.RemoveAll(cacheDir)
 				score()
 				perSample := float64(calls) / 200

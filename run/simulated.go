@@ -13,7 +13,7 @@ import (
 // simulatedUser builds the user that drives a test: its own user.model,
 // else the run's simulator, else the judge's model.
 func (r *suiteRunner) simulatedUser(t *agenteval.Test) (*simulate.User, error) {
-	u := &simulate.User{Spec: *t.User, Cache: r.opt.SimulatorCache}
+	u := &simulate.User{Spec: *t.User}
 	switch {
 	case t.User.Model != "":
 		m, err := r.openModel(t.User.Model)
@@ -29,9 +29,7 @@ func (r *suiteRunner) simulatedUser(t *agenteval.Test) (*simulate.User, error) {
 		return nil, fmt.Errorf("test %q has a simulated user (user:) and no model to play it; pass --simulator provider:model or --judge, or set user.model", t.ID)
 	}
 	if u.Name == "" {
-		// The name keys the cache: two unnamed models must not share
-		// replies.
-		u.Name, u.Cache = fmt.Sprintf("unnamed %T", u.Model), nil
+		u.Name = fmt.Sprintf("unnamed %T", u.Model)
 	}
 	return u, nil
 }

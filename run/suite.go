@@ -44,9 +44,6 @@ type Options struct {
 	// OpenModel opens a test's user.model (provider:model). Models are
 	// opened once per spec and shared.
 	OpenModel func(spec string) (agenteval.Model, error)
-	// SimulatorCache, when set, replays simulated users' replies to the
-	// same conversation (the CLI passes the judge cache).
-	SimulatorCache *judge.Cache
 }
 
 // Event is a progress notice.

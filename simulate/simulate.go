@@ -5,12 +5,13 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"text/template"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/judge"
+	"github.com/agenteval/agenteval/cache"
 )
 
 //go:embed prompt.txt
@@ -26,18 +27,12 @@ const opening = "(The chat window opens. Write your first message to the assista
 // emptyReply stands for an agent reply with no text in it.
 const emptyReply = "(The assistant's reply is empty.)"
 
-// cacheVersion changes when the meaning of cached replies changes.
-const cacheVersion = "simulated-user-v1"
-
 // User is a simulated user.
 type User struct {
 	Model agenteval.Model
 	// Name is the model as provider:model, for records and the cache key.
 	Name string
 	Spec agenteval.SimulatedUser
-	// Cache, when set, replays replies to the same conversation, so that
-	// a rerun against a deterministic agent is deterministic too.
-	Cache *judge.Cache
 	// MaxRepairs is how many times an empty reply is asked again; 0 means
 	// 2, negative means none.
 	MaxRepairs int
@@ -124,14 +119,13 @@ func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int)
 	if u.Spec.Temperature != nil {
 		temp = *u.Spec.Temperature
 	}
-	key := []any{cacheVersion, u.Name, msgs, temp, trial}
-	if u.Cache != nil {
-		if content, _, ok := u.Cache.Lookup(key...); ok {
-			r := u.parse(content)
-			r.Usage = agenteval.Usage{CachedCalls: 1}
-			return r, nil
-		}
-	}
+	// Independent trials may go differently; a caching model keeps them
+	// apart.
+	ctx = cache.WithVariant(ctx, "trial "+strconv.Itoa(trial))
+	ctx = cache.WithCheck(ctx, func(r *agenteval.ModelResponse) bool {
+		reply := u.parse(r.Message.Content)
+		return reply.Stop || strings.TrimSpace(reply.Content) != ""
+	})
 	repairs := u.MaxRepairs
 	if repairs == 0 {
 		repairs = 2
@@ -150,9 +144,6 @@ func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int)
 		content := resp.Message.Content
 		r := u.parse(content)
 		if r.Stop || strings.TrimSpace(r.Content) != "" {
-			if u.Cache != nil {
-				_ = u.Cache.Store(content, resp.Usage, key...)
-			}
 			r.Usage = usage
 			return r, nil
 		}

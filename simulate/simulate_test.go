@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/internal/fakellm"
-	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	_ "github.com/agenteval/agenteval/provider/openai"
 )
@@ -362,7 +362,7 @@ func TestNextProviderFaults(t *testing.T) {
 
 func TestNextCache(t *testing.T) {
 	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "Book a table."})
-	u.Cache = &judge.Cache{Dir: t.TempDir()}
+	u.Model = cache.Wrap(u.Model, u.Name, &cache.Store{Dir: t.TempDir()})
 	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Func: func(r *fakellm.Request) fakellm.Reply {
 		return fakellm.Reply{Content: "message " + string(rune('0'+len(r.Messages)))}
 	}}})
@@ -422,7 +422,7 @@ func TestNextCache(t *testing.T) {
 
 func TestNextCacheSkipsFailures(t *testing.T) {
 	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "Book a table."})
-	u.Cache = &judge.Cache{Dir: t.TempDir()}
+	u.Model = cache.Wrap(u.Model, u.Name, &cache.Store{Dir: t.TempDir()})
 	u.MaxRepairs = -1
 	s.Add(&fakellm.Rule{Times: 1, Reply: fakellm.Reply{Content: " "}},
 		&fakellm.Rule{Reply: fakellm.Reply{Content: "Second try."}})

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/run"
@@ -358,11 +357,6 @@ func (f *runFlags) options(s *suite.Suite) (run.Options, error) {
 	opt.OpenModel = func(spec string) (agenteval.Model, error) {
 		m, _, err := jf.open(spec, "user.model")
 		return m, err
-	}
-	if !jf.noCache {
-		// The simulated user's replies are replayed with the judge's,
-		// so a rerun against the same agent sees the same conversation.
-		opt.SimulatorCache = &judge.Cache{Dir: judge.DefaultCacheDir}
 	}
 	return opt, nil
 }
