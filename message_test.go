@@ -115,12 +115,12 @@ func TestFeaturesAndString(t *testing.T) {
 			t.Errorf("Features lacks %s", k)
 		}
 	}
-	if s.Has(FieldRubrics) {
-		t.Error("Has(rubrics) on a sample without rubrics")
+	if _, ok := f[fieldRubrics]; ok {
+		t.Error("Features has rubrics on a sample without rubrics")
 	}
 	// A present-but-empty reference list is a feature: it means "no calls".
 	s.ReferenceToolCalls = []ToolCall{}
-	if !s.Has(FieldReferenceToolCalls) {
+	if _, ok := s.Features()[fieldReferenceToolCalls]; !ok {
 		t.Error("an empty reference_tool_calls should still be a feature")
 	}
 	str := restaurant().String()

@@ -64,9 +64,6 @@ const (
 	ReducePassAtK Reduction = "pass_at_k"
 )
 
-// Reductions lists the reductions by name, for messages and schemas.
-var Reductions = []Reduction{ReduceMean, ReduceMin, ReduceMax, ReducePassAtK}
-
 // Reduce combines vals. Nothing to combine reduces to 1: a unit with
 // nothing to grade passes.
 func (r Reduction) Reduce(vals []float64) float64 {

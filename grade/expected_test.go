@@ -441,7 +441,7 @@ func TestExpectedToolCallsChecks(t *testing.T) {
 	})
 }
 
-// The output check form {"check": "..."} is documented by ParseExpectedCall
+// The output check form {"check": "..."} is documented by parseExpectedCall
 // next to {"value": ...}; it must be judged like {"$check": "..."}.
 func TestExpectedToolCallsOutputCheckShorthand(t *testing.T) {
 	calls := []any{map[string]any{"tool": "book", "output": map[string]any{"check": "the booking succeeded"}}}

@@ -8,10 +8,10 @@ import (
 	"github.com/agenteval/agenteval/judge"
 )
 
-// ReferenceCriterion is how a reference answer (expected_output) is judged:
+// referenceCriterion is how a reference answer (expected_output) is judged:
 // folded into its unit's rubric call, so a graded turn costs at most one
 // judge call.
-const ReferenceCriterion = "The reply agrees in substance with the reference answer: it gives the same facts, recommendations and decisions (wording may differ)."
+const referenceCriterion = "The reply agrees in substance with the reference answer: it gives the same facts, recommendations and decisions (wording may differ)."
 
 // Plan is how one test is graded: the graders of each scripted turn and of
 // the test as a whole, the graders of the test's own keys, and what in it
@@ -168,7 +168,7 @@ func (b *planner) unit(list []agenteval.AssertionSpec, reference string, pos age
 		}
 	}
 	if reference != "" {
-		crits = append(crits, Criterion{ID: "expected_output", Outcome: ReferenceCriterion})
+		crits = append(crits, Criterion{ID: "expected_output", Outcome: referenceCriterion})
 		b.use("expected_output", pos)
 	}
 	if criteria != "" {
@@ -189,7 +189,7 @@ func (b *planner) unit(list []agenteval.AssertionSpec, reference string, pos age
 		if a.Type == "" {
 			continue
 		}
-		spec := FromAssertion(a)
+		spec := fromAssertion(a)
 		pl, ok := b.add(spec, a.Pos)
 		if !ok {
 			continue

@@ -28,7 +28,7 @@ type ToolCallAccuracyOptions struct {
 
 func referenceCalls(grader string, in *agenteval.GradeInput) ([]agenteval.ToolCall, error) {
 	if in.ReferenceToolCalls == nil {
-		return nil, &agenteval.MissingFieldError{Grader: grader, Field: agenteval.FieldReferenceToolCalls}
+		return nil, &agenteval.MissingFieldError{Grader: grader, Field: "reference_tool_calls"}
 	}
 	return in.ReferenceToolCalls, nil
 }

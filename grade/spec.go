@@ -262,10 +262,10 @@ func Run(ctx context.Context, g agenteval.Grader, name, typ string, in *agenteva
 	return g.Grade(ctx, in)
 }
 
-// FromAssertion turns an eval file's assertion into a grader spec. A plain
+// fromAssertion turns an eval file's assertion into a grader spec. A plain
 // string assertion (Criterion set) is a one-criterion rubrics grader; a
 // plan usually groups a unit's strings into one rubrics call instead.
-func FromAssertion(a agenteval.AssertionSpec) Spec {
+func fromAssertion(a agenteval.AssertionSpec) Spec {
 	if a.Type == "" && a.Criterion != "" {
 		return Spec{Type: Rubrics.Name, Name: a.Name, Weight: a.Weight, Required: a.Required,
 			Options: RubricsOptions{Criteria: Criteria{{Outcome: a.Criterion}}}}

@@ -70,7 +70,7 @@ func (c *ExpectedCalls) UnmarshalJSON(b []byte) error {
 	}
 	out := make(ExpectedCalls, 0, len(raw))
 	for i, r := range raw {
-		e, err := ParseExpectedCall(r)
+		e, err := parseExpectedCall(r)
 		if err != nil {
 			return fmt.Errorf("[%d]: %w", i, err)
 		}
@@ -126,9 +126,9 @@ func newToolCalls(o ToolCallsOptions, env Env) (Func, error) {
 	return g.grade, nil
 }
 
-// ParseExpectedCall reads {tool|name, args, output} as written in an eval
+// parseExpectedCall reads {tool|name, args, output} as written in an eval
 // file or a --metric flag.
-func ParseExpectedCall(raw map[string]any) (agenteval.ExpectedCall, error) {
+func parseExpectedCall(raw map[string]any) (agenteval.ExpectedCall, error) {
 	e := agenteval.ExpectedCall{AnyArgs: true}
 	for k, v := range raw {
 		switch k {

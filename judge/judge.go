@@ -184,7 +184,7 @@ func criteriaSchemaCached(criteria []Criterion) (map[string]any, []byte, error) 
 		se := e.(schemaEntry)
 		return se.schema, se.json, nil
 	}
-	schema := CriteriaSchema(criteria)
+	schema := criteriaSchema(criteria)
 	raw, err := json.Marshal(schema)
 	if err != nil {
 		return nil, nil, fmt.Errorf("judge schema: %w", err)

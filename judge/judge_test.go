@@ -159,7 +159,7 @@ func TestEveryPromptRenders(t *testing.T) {
 		"Criteria": []KeyedCriterion{{Key: "c1", Text: "x"}},
 		"Task":     "t", "Turn": 1, "Instruction": "i", "Persona": "p", "Closing": "", "Ending": "e",
 	}
-	names := Names()
+	names := promptNames()
 	if len(names) < 10 {
 		t.Fatalf("only %d prompts: %v", len(names), names)
 	}

@@ -77,8 +77,8 @@ func Render(name string, data any) (Prompt, error) {
 	return Prompt{System: out[0].String(), User: out[1].String()}, nil
 }
 
-// Names lists the embedded prompts.
-func Names() []string {
+// promptNames lists the embedded prompts.
+func promptNames() []string {
 	tmplOnce.Do(loadTemplates)
 	out := make([]string, 0, len(tmpls))
 	for n := range tmpls {

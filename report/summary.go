@@ -80,8 +80,8 @@ func (s *Summary) Add(r *agenteval.Result) {
 	}
 }
 
-// MetricNames lists the score names seen, sorted.
-func (s *Summary) MetricNames() []string {
+// metricNames lists the score names seen, sorted.
+func (s *Summary) metricNames() []string {
 	out := make([]string, 0, len(s.Metrics))
 	for n := range s.Metrics {
 		out = append(out, n)

@@ -224,7 +224,7 @@ func (t *tableWriter) Close(sum *Summary) error {
 	}
 	names := t.opt.Metrics
 	if len(names) == 0 && !t.opt.NoMetricSummary {
-		names = sum.MetricNames()
+		names = sum.metricNames()
 	}
 	w := 0
 	for _, n := range names {

@@ -155,7 +155,6 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *grade.Plan, trial int, re
 		u := p.Turns[k]
 		if t.StopOnFailure {
 			scores[k] = r.gradeUnit(ctx, name, u, in, threshold)
-			r.events(Event{Kind: EventTurnGraded, TestID: t.ID, Trial: trial, Turn: k + 1, Score: &scores[k]})
 			if scores[k].Verdict != agenteval.VerdictPass {
 				stopped = k
 				break
@@ -166,7 +165,6 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *grade.Plan, trial int, re
 		go func(k int) {
 			defer wg.Done()
 			scores[k] = r.gradeUnit(ctx, name, u, in, threshold)
-			r.events(Event{Kind: EventTurnGraded, TestID: t.ID, Trial: trial, Turn: k + 1, Score: &scores[k]})
 		}(k)
 	}
 	sess.close()
@@ -220,7 +218,6 @@ func (r *suiteRunner) newSession(ctx context.Context, t *agenteval.Test, trial i
 // call sends the history to the agent for turn k, adds its reply to the
 // history, and returns the reply and how long it took.
 func (s *session) call(k int) (agenteval.Conversation, float64, error) {
-	s.r.events(Event{Kind: EventTurnStart, TestID: s.test.ID, Trial: s.trial, Turn: k})
 	t0 := time.Now()
 	resp, err := s.r.opt.Agent.Respond(s.ctx, &agenteval.AgentRequest{ConversationID: s.id, Turn: k, Messages: append(agenteval.Conversation(nil), s.history...)})
 	ms := float64(time.Since(t0).Microseconds()) / 1000

@@ -33,9 +33,6 @@ type Options struct {
 	// Done lists tests already finished (from --resume), by id, with the
 	// status their dependents should see.
 	Done map[string]agenteval.ExecutionStatus
-	// OnEvent, when set, hears about progress. It is called from many
-	// goroutines and must not block.
-	OnEvent func(Event)
 
 	// Simulator plays simulated users (user: in a test) unless a test
 	// names its own model; nil means the judge's model plays them.
@@ -45,27 +42,6 @@ type Options struct {
 	// opened once per spec and shared.
 	OpenModel func(spec string) (agenteval.Model, error)
 }
-
-// Event is a progress notice.
-type Event struct {
-	Kind   EventKind
-	TestID string
-	Trial  int
-	Turn   int
-	Score  *agenteval.Score
-	Result *agenteval.Result
-}
-
-// EventKind says what happened.
-type EventKind int
-
-// The events of a run.
-const (
-	EventTestStart EventKind = iota
-	EventTurnStart
-	EventTurnGraded
-	EventTestDone
-)
 
 type suiteRunner struct {
 	s   *suite.Suite
@@ -78,12 +54,6 @@ type suiteRunner struct {
 
 	modelsMu sync.Mutex
 	models   map[string]openedModel // user.model specs, opened or not
-}
-
-func (r *suiteRunner) events(e Event) {
-	if r.opt.OnEvent != nil {
-		r.opt.OnEvent(e)
-	}
 }
 
 func (r *suiteRunner) setFatal(fe *agenteval.FatalError) {
@@ -245,7 +215,6 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 	out := func(st *testState, res *agenteval.Result) {
 		remaining--
 		redactResult(res)
-		d.r.events(Event{Kind: EventTestDone, TestID: st.test.ID, Result: res})
 		if emitErr == nil {
 			if err := emit(res); err != nil {
 				emitErr = err
@@ -339,7 +308,6 @@ func (d *dispatcher) launch(ctx context.Context) {
 		}
 		if st.plan == nil && st.planErr == nil {
 			st.plan, st.planErr = d.r.planTest(st.test)
-			d.r.events(Event{Kind: EventTestStart, TestID: st.test.ID})
 		}
 		planErr, p := st.planErr, st.plan
 		trial := st.next + 1

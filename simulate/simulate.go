@@ -52,8 +52,8 @@ type Reply struct {
 	Usage agenteval.Usage
 }
 
-// StopMarker is the marker in effect.
-func (u *User) StopMarker() string {
+// stopMarker is the marker in effect.
+func (u *User) stopMarker() string {
 	if s := strings.TrimSpace(u.Spec.Stop); s != "" {
 		return s
 	}
@@ -66,17 +66,17 @@ func (u *User) systemPrompt() (string, error) {
 		u.err = prompt.Execute(&b, map[string]string{
 			"Instruction": strings.TrimSpace(u.Spec.Instruction),
 			"Persona":     u.Spec.PersonaText(),
-			"Stop":        u.StopMarker(),
+			"Stop":        u.stopMarker(),
 		})
 		u.system = b.String()
 	})
 	return u.system, u.err
 }
 
-// Flip renders a conversation from the simulated user's side: its own
+// flip renders a conversation from the simulated user's side: its own
 // messages become the assistant's, the agent's text replies become the
 // user's, and tool traffic, which a user never sees, is left out.
-func Flip(conv agenteval.Conversation) agenteval.Conversation {
+func flip(conv agenteval.Conversation) agenteval.Conversation {
 	out := agenteval.Conversation{{Role: agenteval.RoleUser, Content: opening}}
 	// silent marks a user turn the agent answered with no text the user
 	// could read (only tool calls, or nothing).
@@ -114,7 +114,7 @@ func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int)
 	if err != nil {
 		return Reply{}, fmt.Errorf("simulated user prompt: %w", err)
 	}
-	msgs := append(agenteval.Conversation{{Role: agenteval.RoleSystem, Content: system}}, Flip(conv)...)
+	msgs := append(agenteval.Conversation{{Role: agenteval.RoleSystem, Content: system}}, flip(conv)...)
 	temp := 0.0
 	if u.Spec.Temperature != nil {
 		temp = *u.Spec.Temperature
@@ -149,7 +149,7 @@ func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int)
 		}
 		req.Messages = append(append(agenteval.Conversation(nil), msgs...),
 			agenteval.Message{Role: agenteval.RoleAssistant, Content: content},
-			agenteval.Message{Role: agenteval.RoleUser, Content: "(Your message was empty. Write the person's next message, or " + u.StopMarker() + " to end the conversation.)"})
+			agenteval.Message{Role: agenteval.RoleUser, Content: "(Your message was empty. Write the person's next message, or " + u.stopMarker() + " to end the conversation.)"})
 	}
 	return Reply{Usage: usage}, errors.New("simulated user " + u.Name + ": the model wrote an empty message " + fmt.Sprint(max(repairs, 0)+1) + " times")
 }
@@ -157,7 +157,7 @@ func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int)
 // parse finds the stop marker: anything after it is dropped, and what
 // comes before it is the closing remark.
 func (u *User) parse(content string) Reply {
-	marker := u.StopMarker()
+	marker := u.stopMarker()
 	if i := strings.Index(content, marker); i >= 0 {
 		return Reply{Content: strings.TrimSpace(content[:i]), Stop: true}
 	}

@@ -118,7 +118,7 @@ func TestFlip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := append(agenteval.Conversation(nil), tt.conv...)
-			got := Flip(tt.conv)
+			got := flip(tt.conv)
 			if len(got) != len(tt.want) {
 				t.Fatalf("Flip = %s\nwant %s", got.Pretty(), tt.want.Pretty())
 			}
@@ -253,8 +253,8 @@ func TestNextStopMarker(t *testing.T) {
 			if marker == "" {
 				marker = agenteval.DefaultStopMarker
 			}
-			if u.StopMarker() != marker {
-				t.Errorf("StopMarker = %q, want %q", u.StopMarker(), marker)
+			if u.stopMarker() != marker {
+				t.Errorf("StopMarker = %q, want %q", u.stopMarker(), marker)
 			}
 			if sys := s.Requests()[0].Messages[0].Text(); !strings.Contains(sys, "followed by "+marker+".") {
 				t.Errorf("the system prompt does not name the marker %q:\n%s", marker, sys)

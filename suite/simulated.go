@@ -9,9 +9,9 @@ import (
 	"go.yaml.in/yaml/v4"
 )
 
-// MaxSimulatedTurns bounds user.max_turns: a simulated conversation costs
+// maxSimulatedTurns bounds user.max_turns: a simulated conversation costs
 // three model calls a turn.
-const MaxSimulatedTurns = 200
+const maxSimulatedTurns = 200
 
 var userKeys = []string{"instruction", "persona", "initial_message", "max_turns", "stop", "model", "temperature", "stop_on_success"}
 
@@ -37,8 +37,8 @@ func (d *decoder) user(n *yaml.Node) *agenteval.SimulatedUser {
 				}
 			case "max_turns":
 				if v, ok := d.integer(f.value, "user.max_turns"); ok {
-					if v < 1 || v > MaxSimulatedTurns {
-						d.fail(f.value, "user.max_turns must be between 1 and %d, not %d", MaxSimulatedTurns, v)
+					if v < 1 || v > maxSimulatedTurns {
+						d.fail(f.value, "user.max_turns must be between 1 and %d, not %d", maxSimulatedTurns, v)
 					}
 					u.MaxTurns = v
 				}

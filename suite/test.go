@@ -137,7 +137,7 @@ func (d *decoder) test(n *yaml.Node, index int) *agenteval.Test {
 // reduction reads one of the reductions: mean, min, max, pass_at_k.
 func (d *decoder) reduction(n *yaml.Node, what string) (agenteval.Reduction, bool) {
 	v := agenteval.Reduction(d.str(n, what))
-	if slices.Contains(agenteval.Reductions, v) {
+	if slices.Contains([]agenteval.Reduction{agenteval.ReduceMean, agenteval.ReduceMin, agenteval.ReduceMax, agenteval.ReducePassAtK}, v) {
 		return v, true
 	}
 	d.fail(n, "%s %q is not one of mean, min, max, pass_at_k", what, v)
