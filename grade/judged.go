@@ -57,10 +57,11 @@ func samplesOnly(params map[string]any, e env) (*judge.Judge, error) {
 
 // judgedText is what a judge sees: the transcript, and the graded reply when
 // only part of the transcript is graded (one turn of a live conversation).
-func judgedText(in *agenteval.GradeInput) (transcript, output string) {
-	transcript = in.Transcript.Pretty()
+// The judge's prompts quote both, message by message.
+func judgedText(in *agenteval.GradeInput) (transcript, output agenteval.Conversation) {
+	transcript = in.Transcript
 	if in.Turn > 0 && len(in.Output) > 0 {
-		output = in.Output.Pretty()
+		output = in.Output
 	}
 	return transcript, output
 }
@@ -459,7 +460,7 @@ func conversationGrader(c struct{ name, help, prompt, criterion string }) factor
 			return nil, err
 		}
 		return func(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
-			ds, usage, err := j.Decide(ctx, c.prompt, map[string]any{"Transcript": in.Transcript.Numbered()}, []judge.Criterion{{ID: c.name, Text: c.criterion}})
+			ds, usage, err := j.Decide(ctx, c.prompt, map[string]any{"Transcript": in.Transcript}, []judge.Criterion{{ID: c.name, Text: c.criterion}})
 			o := outcome{usage: &usage}
 			if err != nil {
 				return o, err
@@ -513,7 +514,7 @@ func newRelevance(params map[string]any, e env) (gradeFunc, error) {
 		if len(crits) == 0 {
 			return outcome{}, &agenteval.MissingFieldError{Grader: "conversation_relevance", Field: "an assistant reply with text"}
 		}
-		ds, usage, err := j.Decide(ctx, "relevance", map[string]any{"Transcript": in.Transcript.Numbered()}, crits)
+		ds, usage, err := j.Decide(ctx, "relevance", map[string]any{"Transcript": in.Transcript}, crits)
 		o := outcome{usage: &usage}
 		if err != nil {
 			return o, err

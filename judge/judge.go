@@ -123,7 +123,10 @@ func (j *Judge) askEncoded(ctx context.Context, p Prompt, schemaName string, sch
 	}
 	var key string
 	if j.Cache != nil {
-		key = cacheKey(j.Name, p.System, p.User, string(schemaJSON), temp, sample)
+		// The nonce changes every call; the key hashes the prompt without
+		// it, so a rerun on the same material is answered from the cache.
+		sp := p.Stable()
+		key = cacheKey(j.Name, sp.System, sp.User, string(schemaJSON), temp, sample)
 		if e, ok := j.Cache.get(key); ok {
 			if v, err := parseReply(e.Content, sch); err == nil {
 				usage.CachedCalls = 1
