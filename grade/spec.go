@@ -213,6 +213,7 @@ func (g *grader) run(ctx context.Context, in *agenteval.GradeInput, fn gradeFunc
 		return s, err
 	}
 	s.Score, s.Reason, s.Assertions, s.Details = o.score, o.reason, o.assertions, o.details
+	flagInjection(&s, in, o.usage)
 	if g.negate {
 		s.Score = 1 - s.Score
 		s.Reason = "negated: " + s.Reason

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"text/template"
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/judge"
@@ -16,7 +14,13 @@ import (
 //go:embed prompt.txt
 var promptText string
 
-var prompt = template.Must(template.New("simulated_user").Option("missingkey=error").Parse(strings.TrimSpace(promptText)))
+var prompt = func() *judge.Template {
+	t, err := judge.ParseTemplate("simulated_user", promptText)
+	if err != nil {
+		panic(err) // the embedded prompt is ours; a test renders it
+	}
+	return t
+}()
 
 // opening is the first message the simulated user's model sees: in its
 // flipped view the agent speaks as the user, and the conversation has not
@@ -53,10 +57,6 @@ type User struct {
 	// MaxRepairs is how many times an empty reply is asked again; 0 means
 	// 2, negative means none.
 	MaxRepairs int
-
-	once   sync.Once
-	system string
-	err    error
 }
 
 // Reply is the simulated user's next message.
@@ -77,17 +77,24 @@ func (u *User) StopMarker() string {
 	return agenteval.DefaultStopMarker
 }
 
-func (u *User) systemPrompt() (string, error) {
-	u.once.Do(func() {
-		var b strings.Builder
-		u.err = prompt.Execute(&b, map[string]string{
-			"Instruction": strings.TrimSpace(u.Spec.Instruction),
-			"Persona":     PersonaText(u.Spec.Persona),
-			"Stop":        u.StopMarker(),
-		})
-		u.system = b.String()
+func (u *User) systemPrompt(nonce string) (string, error) {
+	return prompt.Execute(nonce, map[string]string{
+		"Instruction": strings.TrimSpace(u.Spec.Instruction),
+		"Persona":     PersonaText(u.Spec.Persona),
+		"Stop":        u.StopMarker(),
 	})
-	return u.system, u.err
+}
+
+// quoteAgent puts each of the agent's messages in the flipped view into a
+// block under nonce, so that nothing the agent writes can pass for the
+// role-play's instructions; the harness's own notes stay outside.
+func quoteAgent(flipped agenteval.Conversation, nonce string) agenteval.Conversation {
+	for i, m := range flipped {
+		if m.Role == agenteval.RoleUser && m.Content != opening && m.Content != emptyReply {
+			flipped[i].Content = judge.Quote("assistant_message", nonce, m.Content)
+		}
+	}
+	return flipped
 }
 
 // Flip renders a conversation from the simulated user's side: its own
@@ -127,16 +134,23 @@ func Flip(conv agenteval.Conversation) agenteval.Conversation {
 // its first turn on (the agent's view, without the agent's system
 // prompt). trial keeps the cached replies of independent trials apart.
 func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int) (Reply, error) {
-	system, err := u.systemPrompt()
+	nonce := judge.NewNonce()
+	system, err := u.systemPrompt(nonce)
 	if err != nil {
 		return Reply{}, fmt.Errorf("simulated user prompt: %w", err)
 	}
-	msgs := append(agenteval.Conversation{{Role: agenteval.RoleSystem, Content: system}}, Flip(conv)...)
+	msgs := append(agenteval.Conversation{{Role: agenteval.RoleSystem, Content: system}}, quoteAgent(Flip(conv), nonce)...)
 	temp := 0.0
 	if u.Spec.Temperature != nil {
 		temp = *u.Spec.Temperature
 	}
-	key := []any{cacheVersion, u.Name, msgs, temp, trial}
+	// The key hashes the messages without the nonce, which changes every
+	// call, so that a rerun is answered from the cache.
+	stable := make([]string, len(msgs))
+	for i, m := range msgs {
+		stable[i] = string(m.Role) + ":" + judge.Normalize(m.Content, nonce)
+	}
+	key := []any{cacheVersion, u.Name, stable, temp, trial}
 	if u.Cache != nil {
 		if content, _, ok := u.Cache.Lookup(key...); ok {
 			r := u.parse(content)
