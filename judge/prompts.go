@@ -33,9 +33,18 @@ const userMarker = "\n=== user ===\n"
 // funcs, rendered under a fresh nonce each time. The shared rules
 // (prompts/rules.tmpl) are available to it as {{template "quoting" .}} and
 // {{template "criteria" "the assistant"}}.
+//
+// It is parsed once with a placeholder for the nonce, a secret of the
+// process that quoted text cannot know (and from which NUL bytes are
+// stripped); each rendering swaps the placeholder for its nonce. So a
+// rendering costs no template copy, and templates are safe for concurrent
+// use.
 type Template struct {
 	t *template.Template
 }
+
+// placeholder stands for the nonce while a template runs.
+var placeholder = "\x00" + NewNonce() + "\x00"
 
 // ParseTemplate parses prompt text. Missing keys are errors, so a prompt
 // never silently drops what it was meant to show.
@@ -44,7 +53,7 @@ func ParseTemplate(name, text string) (*Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := template.New(name).Option("missingkey=error").Funcs(funcs("")).Parse(strings.TrimSpace(text) + string(rules))
+	t, err := template.New(name).Option("missingkey=error").Funcs(funcs(placeholder)).Parse(strings.TrimSpace(text) + string(rules))
 	if err != nil {
 		return nil, fmt.Errorf("prompt %s: %w", name, err)
 	}
@@ -53,15 +62,11 @@ func ParseTemplate(name, text string) (*Template, error) {
 
 // Execute renders the template with data under nonce.
 func (t *Template) Execute(nonce string, data any) (string, error) {
-	c, err := t.t.Clone()
-	if err != nil {
-		return "", err
-	}
 	var b strings.Builder
-	if err := c.Funcs(funcs(nonce)).Execute(&b, data); err != nil {
+	if err := t.t.Execute(&b, data); err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(b.String()), nil
+	return strings.ReplaceAll(strings.TrimSpace(b.String()), placeholder, nonce), nil
 }
 
 var (

@@ -71,6 +71,9 @@ func NewNonce() string {
 // closing, by writing its "<" as "&lt;". Everything else is left as it was:
 // HTML, Markdown fences and JSON in a reply are evidence and stay readable.
 func Neutralize(s string) string {
+	if !strings.ContainsAny(s, "<＜﹤") {
+		return s
+	}
 	return tagLike.ReplaceAllStringFunc(s, func(m string) string {
 		for i, r := range m {
 			if r == '<' || r == '＜' || r == '﹤' {
@@ -90,7 +93,7 @@ func Quote(tag, nonce, text string) string {
 }
 
 func writeBlock(b *strings.Builder, tag, attrs, nonce, text string) {
-	text = Neutralize(text)
+	text = Neutralize(noNUL(text))
 	b.WriteString("<" + tag + attrs + ` id="` + nonce + `">`)
 	if strings.Contains(text, "\n") {
 		b.WriteString("\n" + strings.Trim(text, "\n") + "\n")
@@ -233,7 +236,7 @@ func funcs(nonce string) map[string]any {
 			var b strings.Builder
 			for _, p := range ps {
 				if p.Tag == "" {
-					b.WriteString(p.Text)
+					b.WriteString(noNUL(p.Text))
 					continue
 				}
 				if err := checkTag(p.Tag); err != nil {
@@ -254,6 +257,15 @@ func funcs(nonce string) map[string]any {
 			return b.String(), nil
 		},
 	}
+}
+
+// noNUL replaces NUL bytes, which no prompt needs, so that no text can
+// carry the placeholder a template stands in for the nonce.
+func noNUL(s string) string {
+	if strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }
 
 // attr makes a value safe inside a tag's double quotes: keys and var names

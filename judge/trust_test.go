@@ -164,6 +164,9 @@ func TestQuote(t *testing.T) {
 	if _, err := tmpl.Execute("n0nce0000000", nil); err == nil || !strings.Contains(err.Error(), "not one of judge.Tags") {
 		t.Errorf("a tag the neutraliser does not know: %v", err)
 	}
+	if got := Quote("reply", "n0nce0000000", "a\x00"+placeholder); strings.Contains(got, "\x00") || strings.Contains(got, "n0nce0000000\x00") {
+		t.Errorf("NUL bytes (and with them the nonce's placeholder) must not pass: %q", got)
+	}
 	if got := attr(`c1" id="x`); strings.ContainsAny(got, `" `) {
 		t.Errorf("attr let a quote through: %s", got)
 	}
@@ -225,6 +228,23 @@ func TestCachedRerunMakesNoCalls(t *testing.T) {
 		}
 		if diff := cmp.Diff(first, ds); diff != "" {
 			t.Errorf("run %d decided differently:\n%s", run+1, diff)
+		}
+	}
+}
+
+// BenchmarkRender is the cost of one rubric prompt over a four-turn
+// conversation with tool calls: nonce, template clone, quoting and
+// neutralisation.
+func BenchmarkRender(b *testing.B) {
+	var conv agenteval.Conversation
+	for range 2 {
+		conv = append(conv, attack.Booking(false, "")[1:]...)
+	}
+	d := map[string]any{"Transcript": conv, "Output": conv[len(conv)-3:], "Reference": "A table for two at 8pm.",
+		"Criteria": []KeyedCriterion{{Key: "c1", Text: "Confirms the time."}, {Key: "c2", Text: "Names the restaurant."}}}
+	for b.Loop() {
+		if _, err := Render("rubric", d); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
