@@ -2,9 +2,10 @@
 // an instruction (what the user wants and knows) and a persona, sees the
 // conversation from the user's side with the roles flipped, and writes the
 // user's next message, or ends the conversation with a stop marker. Its
-// prompt is our own text, kept as an embedded file.
+// prompt is our own text, kept as an embedded file; the agent's messages
+// reach it quoted under a per-call nonce, so that the agent cannot rewrite
+// the simulated user's instructions.
 //
-// It imports the root package, judge (for the reply cache) and the
-// standard library. The model comes in as an
-// agenteval.Model.
+// It imports the root package, judge (for the reply cache and the quoting)
+// and the standard library. The model comes in as an agenteval.Model.
 package simulate
