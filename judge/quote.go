@@ -138,6 +138,14 @@ func writeMessages(b *strings.Builder, nonce string, conv agenteval.Conversation
 	}
 }
 
+// writeMessagesBlock renders a conversation's messages, without turn
+// headers, inside a block named tag.
+func writeMessagesBlock(b *strings.Builder, tag, attrs, nonce string, conv agenteval.Conversation) {
+	b.WriteString("<" + tag + attrs + ` id="` + nonce + `">` + "\n")
+	writeMessages(b, nonce, conv)
+	b.WriteString("\n</" + tag + ` id="` + nonce + `">`)
+}
+
 // writeTranscript renders a conversation turn by turn, each turn headed
 // "[Turn N]" so that verdicts can cite turns, inside a block named tag.
 func writeTranscript(b *strings.Builder, tag, nonce string, conv agenteval.Conversation) {
@@ -195,9 +203,7 @@ func funcs(nonce string) map[string]any {
 			var b strings.Builder
 			switch v := v.(type) {
 			case agenteval.Conversation:
-				b.WriteString("<" + tag + ` id="` + nonce + `">` + "\n")
-				writeMessages(&b, nonce, v)
-				b.WriteString("\n</" + tag + ` id="` + nonce + `">`)
+				writeMessagesBlock(&b, tag, "", nonce, v)
 			default:
 				writeBlock(&b, tag, "", nonce, text(v))
 			}
@@ -247,9 +253,7 @@ func funcs(nonce string) map[string]any {
 					attrs = ` name="` + attr(p.Name) + `"`
 				}
 				if p.Conversation != nil {
-					b.WriteString("<" + p.Tag + attrs + ` id="` + nonce + `">` + "\n")
-					writeMessages(&b, nonce, p.Conversation)
-					b.WriteString("\n</" + p.Tag + ` id="` + nonce + `">`)
+					writeMessagesBlock(&b, p.Tag, attrs, nonce, p.Conversation)
 					continue
 				}
 				writeBlock(&b, p.Tag, attrs, nonce, p.Text)

@@ -2,7 +2,6 @@ package judge
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/attack"
 	"github.com/agenteval/agenteval/internal/fakellm"
+	"github.com/agenteval/agenteval/internal/golden"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -87,7 +87,7 @@ func TestPromptsKeepAdversarialMaterialInItsBlocks(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := "=== system ===\n" + p.System + "\n=== user ===\n" + p.User + "\n"
-			golden(t, filepath.Join("testdata", "prompts", name+".golden"), got)
+			golden.Check(t, filepath.Join("testdata", "prompts", name+".golden"), []byte(got))
 			if err := fakellm.CheckPrompt(p.System, []string{p.User}, attack.Canaries...); err != nil {
 				t.Errorf("structure broken: %v", err)
 			}
@@ -103,26 +103,6 @@ func TestPromptsKeepAdversarialMaterialInItsBlocks(t *testing.T) {
 				t.Error("the structure check passed a prompt whose quoted tags were not neutralised")
 			}
 		})
-	}
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
 	}
 }
 

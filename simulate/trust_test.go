@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,8 +9,8 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/attack"
 	"github.com/agenteval/agenteval/internal/fakellm"
+	"github.com/agenteval/agenteval/internal/golden"
 	"github.com/agenteval/agenteval/judge"
-	"github.com/google/go-cmp/cmp"
 )
 
 // TestPromptKeepsTheAgentInItsBlocks: the agent's replies (and the eval
@@ -45,20 +44,7 @@ func TestPromptKeepsTheAgentInItsBlocks(t *testing.T) {
 		b.WriteString("=== " + m.Role + " ===\n" + judge.Normalize(m.Text(), nonce) + "\n")
 	}
 	got := b.String()
-	path := filepath.Join("testdata", "prompt.golden")
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (UPDATE_GOLDEN=1 creates it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("prompt differs from %s (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "prompt.golden"), []byte(got))
 	if strings.Contains(got, "book {") || strings.Contains(got, `"booked": true`) {
 		t.Error("tool traffic reached the simulated user")
 	}

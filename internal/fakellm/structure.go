@@ -31,6 +31,51 @@ type span struct {
 	name       string
 	key        string
 	start, end int
+	depth      int // 0 for an outermost block
+}
+
+// parseBlocks finds the blocks of text under nonce: their contents, and
+// the offsets where real tags start. It fails on a tag with another id and
+// on blocks that do not nest or close.
+func parseBlocks(text, nonce string) ([]span, map[int]bool, error) {
+	var spans []span
+	real := map[int]bool{}
+	var stack []span
+	for _, loc := range realTag.FindAllStringSubmatchIndex(text, -1) {
+		attrs := text[loc[6]:loc[7]]
+		id := idAttr.FindStringSubmatch(attrs)
+		if id == nil {
+			continue
+		}
+		name := text[loc[4]:loc[5]]
+		if id[1] != nonce {
+			return nil, nil, fmt.Errorf("the tag %q carries id %q, not the prompt's %q: quoted text that imitates a tag was not neutralised", text[loc[0]:loc[1]], id[1], nonce)
+		}
+		real[loc[0]] = true
+		if loc[3] > loc[2] { // closing
+			if len(stack) == 0 || stack[len(stack)-1].name != name {
+				open := "nothing"
+				if len(stack) > 0 {
+					open = "<" + stack[len(stack)-1].name + ">"
+				}
+				return nil, nil, fmt.Errorf("the closing tag </%s> at byte %d closes %s: the blocks do not nest", name, loc[0], open)
+			}
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			top.end = loc[0]
+			spans = append(spans, top)
+			continue
+		}
+		sp := span{name: name, start: loc[1], depth: len(stack)}
+		if k := keyAttr.FindStringSubmatch(attrs); k != nil {
+			sp.key = k[1]
+		}
+		stack = append(stack, sp)
+	}
+	if len(stack) > 0 {
+		return nil, nil, fmt.Errorf("the block <%s> is never closed", stack[len(stack)-1].name)
+	}
+	return spans, real, nil
 }
 
 // CheckPrompt checks the structure of a prompt: its system message and
@@ -43,13 +88,7 @@ type span struct {
 //     (in any case, with or without a slash or an id);
 //   - every occurrence of each evidence string lies inside a block.
 func CheckPrompt(system string, others []string, evidence ...string) error {
-	nonce := ""
-	for _, m := range realTag.FindAllStringSubmatch(system, -1) {
-		if id := idAttr.FindStringSubmatch(m[3]); id != nil {
-			nonce = id[1]
-			break
-		}
-	}
+	nonce := promptNonce(system)
 	if nonce == "" {
 		return fmt.Errorf("the system message declares no block id: quoted material has no delimiters the model was told about")
 	}
@@ -64,44 +103,14 @@ func CheckPrompt(system string, others []string, evidence ...string) error {
 	}
 	all := make([]parsed, len(texts))
 	for i, text := range texts {
-		p := parsed{real: map[int]bool{}}
-		var stack []span
-		for _, loc := range realTag.FindAllStringSubmatchIndex(text, -1) {
-			attrs := text[loc[6]:loc[7]]
-			id := idAttr.FindStringSubmatch(attrs)
-			if id == nil {
-				continue
-			}
-			name := text[loc[4]:loc[5]]
-			if id[1] != nonce {
-				return fmt.Errorf("message %d: the tag %q carries id %q, not the prompt's %q: quoted text that imitates a tag was not neutralised", i+1, text[loc[0]:loc[1]], id[1], nonce)
-			}
-			names[name] = true
-			p.real[loc[0]] = true
-			if loc[3] > loc[2] { // closing
-				if len(stack) == 0 || stack[len(stack)-1].name != name {
-					open := "nothing"
-					if len(stack) > 0 {
-						open = "<" + stack[len(stack)-1].name + ">"
-					}
-					return fmt.Errorf("message %d: the closing tag </%s> at byte %d closes %s: the blocks do not nest", i+1, name, loc[0], open)
-				}
-				top := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				top.end = loc[0]
-				p.spans = append(p.spans, top)
-				continue
-			}
-			s := span{name: name, start: loc[1]}
-			if k := keyAttr.FindStringSubmatch(attrs); k != nil {
-				s.key = k[1]
-			}
-			stack = append(stack, s)
+		spans, real, err := parseBlocks(text, nonce)
+		if err != nil {
+			return fmt.Errorf("message %d: %w", i+1, err)
 		}
-		if len(stack) > 0 {
-			return fmt.Errorf("message %d: the block <%s> is never closed", i+1, stack[len(stack)-1].name)
+		for _, sp := range spans {
+			names[sp.name] = true
 		}
-		all[i] = p
+		all[i] = parsed{spans, real}
 	}
 	list := make([]string, 0, len(names))
 	for n := range names {
@@ -133,6 +142,17 @@ func CheckPrompt(system string, others []string, evidence ...string) error {
 		}
 	}
 	return nil
+}
+
+// promptNonce is the id of the first tag with one in the system message:
+// the block id the prompt declares.
+func promptNonce(system string) string {
+	for _, m := range realTag.FindAllStringSubmatch(system, -1) {
+		if id := idAttr.FindStringSubmatch(m[3]); id != nil {
+			return id[1]
+		}
+	}
+	return ""
 }
 
 func inside(spans []span, from, to int) bool {
@@ -214,18 +234,22 @@ func decide(req *Request, v any) {
 	if !ok {
 		return
 	}
-	var texts []string
-	for _, m := range req.Messages {
-		if m.Role == "user" {
-			texts = append(texts, m.Text())
-		}
+	nonce := ""
+	if len(req.Messages) > 0 {
+		nonce = promptNonce(req.Messages[0].Text())
 	}
 	type criterion struct{ key, text string }
 	var criteria []criterion
 	var haystack strings.Builder
-	for _, text := range texts {
-		for _, s := range topSpans(text) {
+	for _, m := range req.Messages {
+		if m.Role != "user" {
+			continue
+		}
+		text := m.Text()
+		spans, _, _ := parseBlocks(text, nonce)
+		for _, s := range spans {
 			switch {
+			case s.depth > 0:
 			case s.name == "criterion":
 				criteria = append(criteria, criterion{s.key, text[s.start:s.end]})
 			case material[s.name]:
@@ -255,34 +279,4 @@ func decide(req *Request, v any) {
 			item["reason"] = fmt.Sprintf("fakellm: %q is not in the material", m[1])
 		}
 	}
-}
-
-// topSpans lists the outermost blocks of a checked message, with the key
-// attribute of each.
-func topSpans(text string) []span {
-	var out []span
-	depth := 0
-	var cur span
-	for _, loc := range realTag.FindAllStringSubmatchIndex(text, -1) {
-		attrs := text[loc[6]:loc[7]]
-		if !idAttr.MatchString(attrs) {
-			continue
-		}
-		if loc[3] > loc[2] {
-			depth--
-			if depth == 0 {
-				cur.end = loc[0]
-				out = append(out, cur)
-			}
-			continue
-		}
-		if depth == 0 {
-			cur = span{name: text[loc[4]:loc[5]], start: loc[1]}
-			if k := keyAttr.FindStringSubmatch(attrs); k != nil {
-				cur.key = k[1]
-			}
-		}
-		depth++
-	}
-	return out
 }
