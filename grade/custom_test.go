@@ -40,7 +40,7 @@ func TestLLMGrader(t *testing.T) {
 	j, s := fakeJudge(t)
 	s.Add(&fakellm.Rule{Match: fakellm.SchemaNamed("criteria_verdicts"), Reply: verdicts(false)},
 		&fakellm.Rule{Match: fakellm.SchemaNamed("llm_grader_score"), Reply: fakellm.Reply{JSON: map[string]any{"reason": "partly", "score": 0.6}}})
-	sc, err := judged(t, j, "llm_grader", map[string]any{"prompt": "Does {{ output }} respect the budget in {{ input }}? Reference: {{expected_output}}"}, turnInput())
+	sc, err := judgeWith(t, j, "llm_grader", map[string]any{"prompt": "Does {{ output }} respect the budget in {{ input }}? Reference: {{expected_output}}"}, turnInput())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +53,8 @@ func TestLLMGrader(t *testing.T) {
 		!quotedRE("? Reference: ", "expected_output", "Hostels and rail pass.</expected_output").MatchString(sent) || strings.Contains(sent, "hostels.</user") {
 		t.Errorf("prompt = %s", sent)
 	}
-	sc, err = judged(t, j, "llm-grader", map[string]any{"prompt": "Rate {{ output }}", "output": "score"}, turnInput())
-	if err != nil || sc.Score != 0.6 || sc.Verdict != agenteval.Fail {
+	sc, err = judgeWith(t, j, "llm-grader", map[string]any{"prompt": "Rate {{ output }}", "output": "score"}, turnInput())
+	if err != nil || sc.Score != 0.6 || sc.Verdict != agenteval.VerdictFail {
 		t.Errorf("score mode: %+v, %v", sc, err)
 	}
 }
@@ -63,7 +63,7 @@ func TestScriptGrader(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "grade.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\nread -r line\ncase \"$line\" in *hostels*) echo '{\"score\": 0.75, \"assertions\": [{\"text\": \"mentions hostels\", \"passed\": true}]}';; *) echo '{\"pass\": false}';; esac\n"), 0o755)
-	g, err := New(Spec{Type: "code-grader", Dir: dir, Params: map[string]any{"command": []any{"./grade.sh"}}})
+	g, err := New(Spec{Type: "code-grader", Dir: dir, Options: map[string]any{"command": []any{"./grade.sh"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,13 +73,13 @@ func TestScriptGrader(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.sh")
 	os.WriteFile(bad, []byte("#!/bin/sh\necho 'not json'\n"), 0o755)
-	g, _ = New(Spec{Type: "script", Params: map[string]any{"command": []any{bad}}})
+	g, _ = New(Spec{Type: "script", Options: map[string]any{"command": []any{bad}}})
 	if _, err := g.Grade(context.Background(), turnInput()); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
 		t.Errorf("garbage output: %v", err)
 	}
 	fails := filepath.Join(dir, "fails.sh")
 	os.WriteFile(fails, []byte("#!/bin/sh\necho 'boom' >&2\nexit 3\n"), 0o755)
-	g, _ = New(Spec{Type: "script", Params: map[string]any{"command": []any{fails}}})
+	g, _ = New(Spec{Type: "script", Options: map[string]any{"command": []any{fails}}})
 	if _, err := g.Grade(context.Background(), turnInput()); err == nil || !strings.Contains(err.Error(), "stderr: boom") {
 		t.Errorf("failing script: %v", err)
 	}
@@ -106,7 +106,7 @@ func TestBudgets(t *testing.T) {
 	for _, tt := range tests {
 		g := mustGrader(t, tt.typ, tt.params)
 		sc, err := g.Grade(context.Background(), in)
-		if err != nil || (sc.Verdict == agenteval.Pass) != tt.pass {
+		if err != nil || (sc.Verdict == agenteval.VerdictPass) != tt.pass {
 			t.Errorf("%s %v: %+v, %v", tt.typ, tt.params, sc, err)
 		}
 	}

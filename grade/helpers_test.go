@@ -45,7 +45,7 @@ func seq(calls ...agenteval.ToolCall) [][]agenteval.ToolCall {
 
 func mustGrader(t *testing.T, typ string, params map[string]any) agenteval.Grader {
 	t.Helper()
-	g, err := New(Spec{Type: typ, Params: params})
+	g, err := New(Spec{Type: typ, Options: params})
 	if err != nil {
 		t.Fatalf("New(%s): %v", typ, err)
 	}

@@ -65,7 +65,7 @@ func TestTextChecks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (s.Verdict == agenteval.Pass) != tt.pass {
+			if (s.Verdict == agenteval.VerdictPass) != tt.pass {
 				t.Errorf("verdict = %s (score %v, %s), want pass=%v", s.Verdict, s.Score, s.Reason, tt.pass)
 			}
 			if len(s.Assertions) != 1 || s.Assertions[0].Passed != tt.pass {
@@ -82,18 +82,18 @@ func TestTextCheckBadSettings(t *testing.T) {
 		want   string
 	}{
 		{"contains", nil, "needs value"},
-		{"contains", map[string]any{"value": []any{"a"}}, "use the _any or _all variant"},
+		{"contains", map[string]any{"value": []any{"a"}}, "use contains_any or contains_all for a list"},
 		{"contains_any", map[string]any{"value": []any{}}, "empty list"},
 		{"regex", map[string]any{"value": "("}, "not a valid regular expression"},
 		{"json_schema", nil, "needs schema"},
 		{"json_schema", map[string]any{"schema": "/no/such/file.json"}, "read schema"},
 		{"json_schema", map[string]any{"schema": map[string]any{"type": 5}}, "is not a JSON Schema"},
 		{"contains", map[string]any{"valeu": "x"}, `did you mean "value"`},
-		{"is_json", map[string]any{"value": "x"}, "takes no settings"},
+		{"is_json", map[string]any{"value": "x"}, "has no settings of its own"},
 		{"containz", nil, `unknown metric "containz"; did you mean "contains"?`},
 	}
 	for _, tt := range tests {
-		_, err := New(Spec{Type: tt.typ, Params: tt.params})
+		_, err := New(Spec{Type: tt.typ, Options: tt.params})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("New(%s, %v) error = %v, want %q", tt.typ, tt.params, err, tt.want)
 		}
@@ -107,10 +107,10 @@ func TestSpecCommonFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := gradeConv(t, g, convo(seq(call("a", `{}`))...), []agenteval.ToolCall{call("a", `{}`), call("b", `{}`)})
-	if s.Name != "traj" || s.Type != "tool_calls" || s.Weight != 2 || !s.Required || s.Score != 0.5 || s.Verdict != agenteval.Pass {
+	if s.Name != "traj" || s.Type != "tool_calls" || s.Weight != 2 || !s.Required || s.Score != 0.5 || s.Verdict != agenteval.VerdictPass {
 		t.Errorf("score = %+v", s)
 	}
-	if _, err := New(Spec{Type: "contains", Params: map[string]any{"value": "x"}, Threshold: ptr(1.5)}); err == nil {
+	if _, err := New(Spec{Type: "contains", Options: map[string]any{"value": "x"}, Threshold: ptr(1.5)}); err == nil {
 		t.Error("threshold 1.5 accepted")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/internal/fakellm"
 	"github.com/agenteval/agenteval/provider"
 	_ "github.com/agenteval/agenteval/provider/openai"
@@ -126,7 +127,7 @@ func TestVoting(t *testing.T) {
 
 func TestCache(t *testing.T) {
 	j, s := newJudge(t)
-	j.Cache = &Cache{Dir: t.TempDir()}
+	j.Model = cache.Wrap(j.Model, j.Name, &cache.Store{Dir: t.TempDir()})
 	if _, u, err := j.Decide(context.Background(), "rubric", data(), criteria); err != nil || u.Calls != 1 {
 		t.Fatalf("first: %v %+v", err, u)
 	}

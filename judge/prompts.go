@@ -16,14 +16,9 @@ type Prompt struct {
 	System string
 	User   string
 	// Nonce is the block id the prompt was rendered with; every call draws
-	// a new one.
+	// a new one. Calls pass it to the cache (cache.WithNonce), whose keys
+	// leave it out.
 	Nonce string
-}
-
-// Stable is the prompt with its nonce replaced by a fixed mark: what a
-// cache key hashes, so that a rerun on the same material hits the cache.
-func (p Prompt) Stable() Prompt {
-	return Prompt{System: Normalize(p.System, p.Nonce), User: Normalize(p.User, p.Nonce)}
 }
 
 // userMarker separates a prompt file's system part from its user part.

@@ -21,7 +21,7 @@ import (
 // of ours it imitates, open or closing, with any id or none, has its "<"
 // written as "&lt;", so that even a lucky guess closes nothing. The prompts
 // tell the model both facts. The nonce changes every call, so cache keys
-// hash the prompt with the nonce replaced (Prompt.Stable).
+// hash the prompt with the nonce masked (cache.WithNonce).
 
 // Tags are the block names the prompts may use. Quoting into a block of
 // any other name is an error: the neutraliser must know every tag that
@@ -307,8 +307,8 @@ func text(v any) string {
 // nonceMark stands for the nonce in cache keys.
 const nonceMark = "{nonce}"
 
-// Normalize replaces nonce in s by a fixed mark: the text a cache key
-// hashes, the same on every run for the same material.
+// Normalize replaces nonce in s by a fixed mark, so that two renderings of
+// the same material compare equal (the cache masks it the same way).
 func Normalize(s, nonce string) string {
 	if nonce == "" {
 		return s

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/internal/attack"
 	"github.com/agenteval/agenteval/internal/fakellm"
 	"github.com/agenteval/agenteval/internal/golden"
@@ -152,7 +153,7 @@ func TestQuote(t *testing.T) {
 	}
 }
 
-func TestNonceIsFreshAndKeysAreStable(t *testing.T) {
+func TestNonceIsFreshAndOnlyTheNonceDiffers(t *testing.T) {
 	re := regexp.MustCompile(`^[0-9a-f]{12}$`)
 	seen := map[string]bool{}
 	for range 100 {
@@ -171,12 +172,12 @@ func TestNonceIsFreshAndKeysAreStable(t *testing.T) {
 	if p1.Nonce == p2.Nonce || p1.User == p2.User {
 		t.Errorf("two calls share a nonce: %s", p1.Nonce)
 	}
-	if p1.Stable() != p2.Stable() || strings.Contains(p1.Stable().User, p1.Nonce) {
-		t.Error("the stable form of two renders of the same material differs")
+	if Normalize(p1.User, p1.Nonce) != Normalize(p2.User, p2.Nonce) || Normalize(p1.System, p1.Nonce) != Normalize(p2.System, p2.Nonce) {
+		t.Error("two renders of the same material differ by more than their nonce")
 	}
 	d2 := adversarial()["rubric"]
 	d2["Reference"] = "something else"
-	if p3, _ := Render("rubric", d2); p3.Stable() == p1.Stable() {
+	if p3, _ := Render("rubric", d2); Normalize(p3.User, p3.Nonce) == Normalize(p1.User, p1.Nonce) {
 		t.Error("different material, same stable form")
 	}
 }
@@ -187,11 +188,12 @@ func TestCachedRerunMakesNoCalls(t *testing.T) {
 	j, s := newJudge(t)
 	s.Add(&fakellm.Rule{Reply: fakellm.StructureJudge(attack.Canaries...)})
 	dir := t.TempDir()
+	model := j.Model
 	d := adversarial()["rubric"]
 	crits := []Criterion{{ID: "time", Text: `The reply confirms "8pm".`}, {ID: "deposit", Text: `The reply mentions "deposit".`}}
 	var first []Decision
 	for run := range 3 {
-		j.Cache = &Cache{Dir: dir} // a new process, the same directory
+		j.Model = cache.Wrap(model, j.Name, &cache.Store{Dir: dir}) // a new process, the same directory
 		ds, u, err := j.Decide(context.Background(), "rubric", d, crits)
 		if err != nil {
 			t.Fatal(err)

@@ -66,7 +66,7 @@ func BenchmarkConversations(b *testing.B) {
 				begin := time.Now()
 				n := 0
 				err := RunSuite(context.Background(), s, Options{Agent: agent, Judge: j, Concurrency: 20}, func(r *agenteval.Result) error {
-					if r.Verdict != agenteval.Pass {
+					if r.Verdict != agenteval.VerdictPass {
 						return fmt.Errorf("%s: %s %s", r.TestID, r.Verdict, r.Error)
 					}
 					n++

@@ -6,6 +6,8 @@
 // reach it quoted under a per-call nonce, so that the agent cannot rewrite
 // the simulated user's instructions.
 //
-// It imports the root package, judge (for the reply cache and the quoting)
-// and the standard library. The model comes in as an agenteval.Model.
+// It imports the root package, cache (to keep trials apart and mask the
+// nonce in cache keys), judge (for the quoting) and the standard library.
+// The model comes in as an agenteval.Model; wrap it with cache.Wrap to
+// replay replies.
 package simulate

@@ -5,9 +5,11 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/judge"
 )
 
@@ -30,30 +32,12 @@ const opening = "(The chat window opens. Write your first message to the assista
 // emptyReply stands for an agent reply with no text in it.
 const emptyReply = "(The assistant's reply is empty.)"
 
-// cacheVersion changes when the meaning of cached replies changes.
-const cacheVersion = "simulated-user-v1"
-
-// PersonaText expands the persona keywords expert and novice (non-expert);
-// any other text is the persona as written.
-func PersonaText(p string) string {
-	switch strings.ToLower(strings.ReplaceAll(strings.TrimSpace(p), "_", "-")) {
-	case "expert":
-		return "An expert in this domain: uses the right terms, gives precise details when asked, expects the assistant to keep up, and has little patience for needless questions or explanations."
-	case "novice", "non-expert", "nonexpert", "beginner":
-		return "A newcomer to this domain: describes things in everyday words, sometimes vaguely, may not know the right terms or which details matter, and needs things explained."
-	}
-	return strings.TrimSpace(p)
-}
-
 // User is a simulated user.
 type User struct {
 	Model agenteval.Model
 	// Name is the model as provider:model, for records and the cache key.
 	Name string
 	Spec agenteval.SimulatedUser
-	// Cache, when set, replays replies to the same conversation, so that
-	// a rerun against a deterministic agent is deterministic too.
-	Cache *judge.Cache
 	// MaxRepairs is how many times an empty reply is asked again; 0 means
 	// 2, negative means none.
 	MaxRepairs int
@@ -80,7 +64,7 @@ func (u *User) StopMarker() string {
 func (u *User) systemPrompt(nonce string) (string, error) {
 	return prompt.Execute(nonce, map[string]string{
 		"Instruction": strings.TrimSpace(u.Spec.Instruction),
-		"Persona":     PersonaText(u.Spec.Persona),
+		"Persona":     u.Spec.PersonaText(),
 		"Stop":        u.StopMarker(),
 	})
 }
@@ -144,20 +128,15 @@ func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int)
 	if u.Spec.Temperature != nil {
 		temp = *u.Spec.Temperature
 	}
-	// The key hashes the messages without the nonce, which changes every
-	// call, so that a rerun is answered from the cache.
-	stable := make([]string, len(msgs))
-	for i, m := range msgs {
-		stable[i] = string(m.Role) + ":" + judge.Normalize(m.Content, nonce)
-	}
-	key := []any{cacheVersion, u.Name, stable, temp, trial}
-	if u.Cache != nil {
-		if content, _, ok := u.Cache.Lookup(key...); ok {
-			r := u.parse(content)
-			r.Usage = agenteval.Usage{CachedCalls: 1}
-			return r, nil
-		}
-	}
+	// Independent trials may go differently; a caching model keeps them
+	// apart. The nonce changes every call; the cache keys the messages
+	// without it, so that a rerun is answered from the cache.
+	ctx = cache.WithVariant(ctx, "trial "+strconv.Itoa(trial))
+	ctx = cache.WithNonce(ctx, nonce)
+	ctx = cache.WithCheck(ctx, func(r *agenteval.ModelResponse) bool {
+		reply := u.parse(r.Message.Content)
+		return reply.Stop || strings.TrimSpace(reply.Content) != ""
+	})
 	repairs := u.MaxRepairs
 	if repairs == 0 {
 		repairs = 2
@@ -176,9 +155,6 @@ func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int)
 		content := resp.Message.Content
 		r := u.parse(content)
 		if r.Stop || strings.TrimSpace(r.Content) != "" {
-			if u.Cache != nil {
-				_ = u.Cache.Store(content, resp.Usage, key...)
-			}
 			r.Usage = usage
 			return r, nil
 		}

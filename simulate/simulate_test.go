@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/internal/fakellm"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
@@ -150,31 +151,6 @@ func TestFlip(t *testing.T) {
 	}
 }
 
-func TestPersonaText(t *testing.T) {
-	expert := PersonaText("expert")
-	novice := PersonaText("novice")
-	if !strings.Contains(expert, "An expert in this domain") || !strings.Contains(novice, "A newcomer to this domain") {
-		t.Fatalf("expert = %q, novice = %q", expert, novice)
-	}
-	tests := []struct{ in, want string }{
-		{"expert", expert},
-		{" EXPERT ", expert},
-		{"novice", novice},
-		{"non-expert", novice},
-		{"non_expert", novice},
-		{"Non-Expert", novice},
-		{"nonexpert", novice},
-		{"beginner", novice},
-		{"", ""},
-		{"  a grumpy retiree who types in capitals  ", "a grumpy retiree who types in capitals"},
-	}
-	for _, tt := range tests {
-		if got := PersonaText(tt.in); got != tt.want {
-			t.Errorf("PersonaText(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestNextRequest(t *testing.T) {
 	temp := 0.4
 	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "  You want a table for two at 21:00 tonight.  ", Persona: "novice", Temperature: &temp})
@@ -207,7 +183,7 @@ func TestNextRequest(t *testing.T) {
 	nonce := nonceOf(t, sys)
 	for _, want := range []string{
 		judge.Quote("instruction", nonce, "You want a table for two at 21:00 tonight."),
-		judge.Quote("persona", nonce, PersonaText("novice")),
+		judge.Quote("persona", nonce, (&agenteval.SimulatedUser{Persona: "novice"}).PersonaText()),
 		"followed by " + agenteval.DefaultStopMarker + ".",
 	} {
 		if !strings.Contains(sys, want) {
@@ -401,7 +377,7 @@ func TestNextProviderFaults(t *testing.T) {
 
 func TestNextCache(t *testing.T) {
 	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "Book a table."})
-	u.Cache = &judge.Cache{Dir: t.TempDir()}
+	u.Model = cache.Wrap(u.Model, u.Name, &cache.Store{Dir: t.TempDir()})
 	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Func: func(r *fakellm.Request) fakellm.Reply {
 		return fakellm.Reply{Content: "message " + string(rune('0'+len(r.Messages)))}
 	}}})
@@ -461,7 +437,7 @@ func TestNextCache(t *testing.T) {
 
 func TestNextCacheSkipsFailures(t *testing.T) {
 	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "Book a table."})
-	u.Cache = &judge.Cache{Dir: t.TempDir()}
+	u.Model = cache.Wrap(u.Model, u.Name, &cache.Store{Dir: t.TempDir()})
 	u.MaxRepairs = -1
 	s.Add(&fakellm.Rule{Times: 1, Reply: fakellm.Reply{Content: " "}},
 		&fakellm.Rule{Reply: fakellm.Reply{Content: "Second try."}})

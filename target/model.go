@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/grade"
+	"github.com/agenteval/agenteval/internal/jsonvalue"
 	"github.com/agenteval/agenteval/suite"
 )
 
@@ -89,7 +89,7 @@ func (a *ModelAgent) mock(c agenteval.ToolCall) string {
 	cases:
 		for _, mc := range t.Cases {
 			for k, want := range mc.When {
-				if got, ok := c.Args[k]; !ok || !grade.Equal(want, got) {
+				if got, ok := c.Args[k]; !ok || !jsonvalue.Equal(want, got) {
 					continue cases
 				}
 			}
