@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/agenteval/agenteval"
@@ -96,7 +97,32 @@ func (s *Store) put(key string, e entry) error {
 type (
 	variantKey struct{}
 	checkKey   struct{}
+	nonceKey   struct{}
 )
+
+// nonceMark stands for a request's nonce in its cache key.
+const nonceMark = "{nonce}"
+
+// WithNonce tells the cache that the calls made with ctx carry nonce, a
+// block id drawn afresh for each call (see judge.Quote): the key hashes
+// the messages with it replaced by a fixed mark, so that a rerun on the
+// same material is answered from the cache.
+func WithNonce(ctx context.Context, nonce string) context.Context {
+	return context.WithValue(ctx, nonceKey{}, nonce)
+}
+
+// stable is msgs with nonce replaced in every content.
+func stable(msgs agenteval.Conversation, nonce string) agenteval.Conversation {
+	if nonce == "" {
+		return msgs
+	}
+	out := make(agenteval.Conversation, len(msgs))
+	for i, m := range msgs {
+		out[i] = m
+		out[i].Content = strings.ReplaceAll(m.Content, nonce, nonceMark)
+	}
+	return out
+}
 
 // WithCheck makes the calls made with ctx cache only the replies ok
 // accepts, and replay only those: a judge's reply that does not fit its
@@ -145,7 +171,8 @@ func (c *cached) key(ctx context.Context, req *agenteval.ModelRequest) (string, 
 			schema = []any{req.Schema.Name, json.RawMessage(req.Schema.JSON)}
 		}
 	}
-	for _, part := range []any{version, c.id, variant, req.Messages, req.Tools, req.Temperature, req.MaxTokens, schema} {
+	nonce, _ := ctx.Value(nonceKey{}).(string)
+	for _, part := range []any{version, c.id, variant, stable(req.Messages, nonce), req.Tools, req.Temperature, req.MaxTokens, schema} {
 		if err := enc.Encode(part); err != nil {
 			return "", fmt.Errorf("cache key: %w", err)
 		}

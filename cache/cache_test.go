@@ -117,3 +117,30 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Errorf("after concurrent writes: %+v", r)
 	}
 }
+
+// TestWithNonce: requests that differ only by their per-call block id
+// share an entry; other differences still miss, and the request sent is
+// left as it was.
+func TestWithNonce(t *testing.T) {
+	base := &counter{}
+	m := Wrap(base, "openai:x", &Store{Dir: t.TempDir()})
+	ask := func(nonce, text string) *agenteval.ModelResponse {
+		t.Helper()
+		r := req(`<reply id="` + nonce + `">` + text + `</reply id="` + nonce + `">`)
+		resp, err := m.Generate(WithNonce(context.Background(), nonce), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Messages[0].Content != `<reply id="`+nonce+`">`+text+`</reply id="`+nonce+`">` {
+			t.Errorf("the request was changed: %q", r.Messages[0].Content)
+		}
+		return resp
+	}
+	ask("aaaaaaaaaaaa", "hi")
+	if r := ask("bbbbbbbbbbbb", "hi"); r.Usage.CachedCalls != 1 || base.n.Load() != 1 {
+		t.Errorf("another nonce, the same material: %+v after %d calls", r, base.n.Load())
+	}
+	if r := ask("cccccccccccc", "hello"); r.Usage.CachedCalls != 0 || base.n.Load() != 2 {
+		t.Errorf("other material was answered from the cache: %+v", r)
+	}
+}

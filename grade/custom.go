@@ -32,17 +32,31 @@ var templateVar = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}`)
 func templateVars(in *agenteval.GradeInput) map[string]string {
 	vars := map[string]string{}
 	for k, v := range in.Vars {
-		if s, ok := v.(string); ok {
-			vars[k] = s
-		} else {
-			b, _ := json.Marshal(v)
-			vars[k] = string(b)
-		}
+		vars[k] = varText(v)
 	}
+	input, output := templateIO(in)
+	vars["input"] = input.Pretty()
+	vars["output"] = output
+	vars["criteria"] = in.Criteria
+	vars["expected_output"] = in.Reference
+	return vars
+}
+
+func varText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// templateIO is the input and output of a grader prompt: at one turn, the
+// history up to this turn's user message and this turn's text replies;
+// otherwise the whole transcript and its last reply.
+func templateIO(in *agenteval.GradeInput) (agenteval.Conversation, string) {
 	input := in.Transcript
 	output := in.Output.LastAssistant()
 	if n := len(in.Output); in.Turn > 0 && n <= len(in.Transcript) {
-		// One turn: input is the history up to this turn's user message.
 		input = in.Transcript[:len(in.Transcript)-n]
 		var texts []string
 		for _, m := range in.Output {
@@ -52,27 +66,49 @@ func templateVars(in *agenteval.GradeInput) map[string]string {
 		}
 		output = strings.Join(texts, "\n")
 	}
-	vars["input"] = input.Pretty()
-	vars["output"] = output
-	vars["criteria"] = in.Criteria
-	vars["expected_output"] = in.Reference
-	return vars
+	return input, output
 }
 
-func fill(tmpl string, vars map[string]string) (string, error) {
+// fill fills a grader prompt's variables. The prompt's own words are the
+// author's and reach the judge as written; every variable is material
+// under review, quoted in a block of its own (see judge.Parts), so that
+// what the agent wrote can never pass for the author's instructions.
+func fill(tmpl string, in *agenteval.GradeInput) (judge.Parts, error) {
+	input, output := templateIO(in)
+	var parts judge.Parts
 	var missing []string
-	out := templateVar.ReplaceAllStringFunc(tmpl, func(m string) string {
-		name := templateVar.FindStringSubmatch(m)[1]
-		v, ok := vars[name]
-		if !ok {
-			missing = append(missing, name)
+	last := 0
+	for _, loc := range templateVar.FindAllStringSubmatchIndex(tmpl, -1) {
+		if loc[0] > last {
+			parts = append(parts, judge.Part{Text: tmpl[last:loc[0]]})
 		}
-		return v
-	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("the prompt uses {{ %s }}, which is not a variable here; use input, output, criteria, expected_output or a test var", strings.Join(missing, " }}, {{ "))
+		last = loc[1]
+		name := tmpl[loc[2]:loc[3]]
+		switch name {
+		case "input":
+			parts = append(parts, judge.Part{Tag: "input", Conversation: append(agenteval.Conversation{}, input...)})
+		case "output":
+			parts = append(parts, judge.Part{Tag: "output", Text: output})
+		case "criteria":
+			parts = append(parts, judge.Part{Tag: "criteria", Text: in.Criteria})
+		case "expected_output":
+			parts = append(parts, judge.Part{Tag: "expected_output", Text: in.Reference})
+		default:
+			v, ok := in.Vars[name]
+			if !ok {
+				missing = append(missing, name)
+				continue
+			}
+			parts = append(parts, judge.Part{Tag: "var", Name: name, Text: varText(v)})
+		}
 	}
-	return out, nil
+	if last < len(tmpl) {
+		parts = append(parts, judge.Part{Text: tmpl[last:]})
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("the prompt uses {{ %s }}, which is not a variable here; use input, output, criteria, expected_output or a test var", strings.Join(missing, " }}, {{ "))
+	}
+	return parts, nil
 }
 
 // LLMGraderOptions is the options of llm_grader.
@@ -101,7 +137,7 @@ func newLLMGrader(cfg LLMGraderOptions, e Env) (Func, error) {
 	switch cfg.Output {
 	case "", "pass":
 		return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
-			text, err := fill(prompt, templateVars(in))
+			text, err := fill(prompt, in)
 			if err != nil {
 				return Outcome{}, err
 			}
@@ -120,7 +156,7 @@ func newLLMGrader(cfg LLMGraderOptions, e Env) (Func, error) {
 		}, nil
 	case "score":
 		return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
-			text, err := fill(prompt, templateVars(in))
+			text, err := fill(prompt, in)
 			if err != nil {
 				return Outcome{}, err
 			}

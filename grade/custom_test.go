@@ -31,7 +31,7 @@ func TestTemplateVars(t *testing.T) {
 	if v["output"] != "Stay in hostels." || v["expected_output"] != "Hostels and rail pass." || v["criteria"] != "helpful travel advice" || v["city"] != "Kyoto" {
 		t.Errorf("vars = %v", v)
 	}
-	if _, err := fill("{{ nope }}", v); err == nil || !strings.Contains(err.Error(), "{{ nope }}") {
+	if _, err := fill("{{ nope }}", turnInput()); err == nil || !strings.Contains(err.Error(), "{{ nope }}") {
 		t.Errorf("unknown variable: %v", err)
 	}
 }
@@ -48,7 +48,9 @@ func TestLLMGrader(t *testing.T) {
 		t.Errorf("score = %+v", sc)
 	}
 	sent := s.Requests()[0].Messages[1].Text()
-	if !strings.Contains(sent, "Does Stay in hostels. respect the budget in System: travel agent") || !strings.Contains(sent, "Reference: Hostels and rail pass.") {
+	// The author's words pass as written; every variable is quoted.
+	if !quotedRE("Does ", "output", "Stay in hostels.</output").MatchString(sent) || !quotedRE(" respect the budget in ", "input", "<system id=").MatchString(sent) ||
+		!quotedRE("? Reference: ", "expected_output", "Hostels and rail pass.</expected_output").MatchString(sent) || strings.Contains(sent, "hostels.</user") {
 		t.Errorf("prompt = %s", sent)
 	}
 	sc, err = judgeWith(t, j, "llm-grader", map[string]any{"prompt": "Rate {{ output }}", "output": "score"}, turnInput())
@@ -119,11 +121,11 @@ func TestBudgets(t *testing.T) {
 
 func TestJudgedTextTurnOrWhole(t *testing.T) {
 	in := turnInput()
-	if _, out := judgedText(in); !strings.Contains(out, "Stay in hostels.") {
+	if _, out := judgedText(in); !strings.Contains(out.Pretty(), "Stay in hostels.") {
 		t.Errorf("turn 2: judge output = %q, want the turn's reply", out)
 	}
 	in.Turn = 0 // the whole conversation, though Output is only its tail
-	if _, out := judgedText(in); out != "" {
+	if _, out := judgedText(in); len(out) != 0 {
 		t.Errorf("whole conversation: judge output = %q, want none (the transcript is graded)", out)
 	}
 	if v := templateVars(in); !strings.Contains(v["input"], "Stay in hostels.") {

@@ -16,6 +16,11 @@
 // compare decoded JSON values instead: 2 equals 2.0, "2" does not equal 2,
 // and true does not equal 1.
 //
+// A score that a judge helped make is flagged (details.injection_suspected,
+// see InjectionFlag) when the replies or tool traffic it read address the
+// grader; the flag is set in the one path every score takes, and it never
+// changes a verdict.
+//
 // It may import the root package, judge, internal helpers, the standard
 // library and the JSON Schema validator.
 package grade

@@ -3,7 +3,6 @@ package grade
 import (
 	"context"
 	"errors"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -467,7 +466,7 @@ func TestExpectedToolCallsCheckTriesOtherCalls(t *testing.T) {
 	expected := []any{map[string]any{"tool": "search", "args": map[string]any{"city": map[string]any{"$check": "a city in France"}}}}
 	j, s := fakeJudge(t)
 	// The judge passes exactly the criteria about Paris.
-	crit := regexp.MustCompile(`(?m)^(c\d+): (.*)$`)
+	crit := criterionRE
 	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Func: func(r *fakellm.Request) fakellm.Reply {
 		out := map[string]any{}
 		for _, m := range crit.FindAllStringSubmatch(r.LastUser(), -1) {

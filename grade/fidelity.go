@@ -64,7 +64,7 @@ func userFidelity(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput)
 		crits = append(crits, judge.Criterion{ID: "ending", Text: "The user ended the conversation at a fitting point: once its goal was met, or once it was clear the assistant could not meet it; not before."})
 	}
 	ds, usage, err := j.Decide(ctx, "user_fidelity", map[string]any{
-		"Instruction": in.User.Instruction, "Persona": persona, "Transcript": in.Output.Numbered(),
+		"Instruction": in.User.Instruction, "Persona": persona, "Transcript": in.Output,
 		"Closing": closing, "Ending": ending,
 	}, crits)
 	o := Outcome{Usage: &usage}

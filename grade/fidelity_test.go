@@ -158,24 +158,24 @@ func TestUserFidelityCriteria(t *testing.T) {
 				t.Errorf("assertions = %+v", sc.Assertions)
 			}
 			prompt := req.LastUser()
-			if !strings.Contains(prompt, "<instruction>\nYou want a table for two tonight at 8pm.\n</instruction>") {
+			if !quotedRE("", "instruction", "You want a table for two tonight at 8pm.</instruction").MatchString(prompt) {
 				t.Errorf("no instruction in the prompt:\n%s", prompt)
 			}
 			if !strings.Contains(prompt, "How the conversation ended: "+tt.ending+"\n") {
 				t.Errorf("ending %q not in the prompt:\n%s", tt.ending, prompt)
 			}
-			hasClosing := strings.Contains(prompt, "<closing>\nPerfect, thanks!\n</closing>")
+			hasClosing := quotedRE("", "closing", "Perfect, thanks!</closing").MatchString(prompt)
 			if hasClosing != tt.closing {
 				t.Errorf("closing shown = %v, want %v:\n%s", hasClosing, tt.closing, prompt)
 			}
 			persona := (&agenteval.SimulatedUser{Persona: tt.persona}).PersonaText()
-			if hasPersona := strings.Contains(prompt, "<persona>"); hasPersona != (persona != "") {
+			if hasPersona := strings.Contains(prompt, "<persona "); hasPersona != (persona != "") {
 				t.Errorf("persona shown = %v for persona %q", hasPersona, tt.persona)
 			}
-			if persona != "" && !strings.Contains(prompt, "<persona>\n"+persona+"\n</persona>") {
+			if persona != "" && !quotedRE("", "persona", persona+"</persona").MatchString(prompt) {
 				t.Errorf("the persona is not expanded in the prompt:\n%s", prompt)
 			}
-			if !strings.Contains(prompt, "[Turn 2]\nHuman: Yes please.") {
+			if !quotedRE("[Turn 2]\n", "user", "Yes please.").MatchString(prompt) {
 				t.Errorf("the transcript is not numbered by turn:\n%s", prompt)
 			}
 		})

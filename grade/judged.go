@@ -66,10 +66,11 @@ func judgeFor(j *judge.Judge, samples int) (*judge.Judge, error) {
 
 // judgedText is what a judge sees: the transcript, and the graded reply when
 // only part of the transcript is graded (one turn of a live conversation).
-func judgedText(in *agenteval.GradeInput) (transcript, output string) {
-	transcript = in.Transcript.Pretty()
+// The judge's prompts quote both, message by message.
+func judgedText(in *agenteval.GradeInput) (transcript, output agenteval.Conversation) {
+	transcript = in.Transcript
 	if in.Turn > 0 && len(in.Output) > 0 {
-		output = in.Output.Pretty()
+		output = in.Output
 	}
 	return transcript, output
 }
@@ -483,7 +484,7 @@ func conversationGrader(name, doc, criterion string) *Definition {
 			return nil, err
 		}
 		return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
-			ds, usage, err := j.Decide(ctx, name, map[string]any{"Transcript": in.Transcript.Numbered()}, []judge.Criterion{{ID: name, Text: criterion}})
+			ds, usage, err := j.Decide(ctx, name, map[string]any{"Transcript": in.Transcript}, []judge.Criterion{{ID: name, Text: criterion}})
 			o := Outcome{Usage: &usage}
 			if err != nil {
 				return o, err
@@ -536,7 +537,7 @@ func newRelevance(cfg RelevanceOptions, env Env) (Func, error) {
 		if len(crits) == 0 {
 			return Outcome{}, &agenteval.MissingFieldError{Grader: "conversation_relevance", Field: "an assistant reply with text"}
 		}
-		ds, usage, err := j.Decide(ctx, "relevance", map[string]any{"Transcript": in.Transcript.Numbered()}, crits)
+		ds, usage, err := j.Decide(ctx, "relevance", map[string]any{"Transcript": in.Transcript}, crits)
 		o := Outcome{Usage: &usage}
 		if err != nil {
 			return o, err

@@ -83,7 +83,7 @@ func TestRubrics(t *testing.T) {
 	if s.Calls() != 1 || sc.Usage == nil || sc.Usage.Calls != 1 {
 		t.Errorf("%d judge calls, usage %+v; want one call for all criteria", s.Calls(), sc.Usage)
 	}
-	if !strings.Contains(s.Requests()[0].Messages[1].Text(), "<reference>\nA table at Golden Dragon is booked for 8pm.") {
+	if !quotedRE("", "reference", "A table at Golden Dragon is booked for 8pm.").MatchString(s.Requests()[0].Messages[1].Text()) {
 		t.Error("the reference did not reach the judge")
 	}
 
@@ -148,7 +148,7 @@ func TestGoalAccuracy(t *testing.T) {
 		t.Errorf("%d calls, want 2", s.Calls())
 	}
 	cmp := s.Requests()[1].Messages[1].Text()
-	if !strings.Contains(cmp, "Desired outcome (the reference):\n<desired>\nA table at Golden Dragon is booked for 8pm.") || !strings.Contains(cmp, "booked at 8pm") {
+	if !quotedRE("Desired outcome (the reference):\n", "desired", "A table at Golden Dragon is booked for 8pm.").MatchString(cmp) || !strings.Contains(cmp, "booked at 8pm") {
 		t.Errorf("compare prompt = %s", cmp)
 	}
 
@@ -159,7 +159,7 @@ func TestGoalAccuracy(t *testing.T) {
 	in := booking()
 	in.Reference = ""
 	sc, _ = judgeWith(t, j, "agent_goal_accuracy", nil, in)
-	if sc.Score != 0 || sc.Verdict != agenteval.VerdictFail || !strings.Contains(s.Requests()[1].Messages[1].Text(), "Desired outcome (the user's goal, inferred from the conversation):\n<desired>\nbook Golden Dragon at 8pm") {
+	if sc.Score != 0 || sc.Verdict != agenteval.VerdictFail || !quotedRE("Desired outcome (the user's goal, inferred from the conversation):\n", "desired", "book Golden Dragon at 8pm").MatchString(s.Requests()[1].Messages[1].Text()) {
 		t.Errorf("without reference: %+v", sc)
 	}
 	if _, err := judgeWith(t, j, "agent_goal_accuracy_with_reference", nil, in); err == nil || !strings.Contains(err.Error(), "needs reference") {
@@ -216,7 +216,7 @@ func TestConversationGraders(t *testing.T) {
 		if sc.Score != 0 || len(sc.Assertions) != 1 || s.Calls() != 1 {
 			t.Errorf("%s: %+v after %d calls", name, sc, s.Calls())
 		}
-		if !strings.Contains(s.Requests()[0].Messages[1].Text(), "[Turn 2]\nHuman: Thanks.") {
+		if !quotedRE("[Turn 2]\n", "user", "Thanks.").MatchString(s.Requests()[0].Messages[1].Text()) {
 			t.Errorf("%s: the transcript is not numbered by turn", name)
 		}
 	}

@@ -182,6 +182,7 @@ func (g *grader) run(ctx context.Context, in *agenteval.GradeInput, fn Func) (ag
 		return s, err
 	}
 	s.Score, s.Reason, s.Assertions, s.Details = o.Score, o.Reason, o.Assertions, o.Details
+	flagInjection(&s, in, o.Usage)
 	if g.negate {
 		s.Score = 1 - s.Score
 		s.Reason = "negated: " + s.Reason

@@ -210,7 +210,7 @@ func (r *subgoalRun) observe(ctx context.Context, conv agenteval.Conversation, t
 		}
 		crits[n] = judge.Criterion{ID: fmt.Sprintf("subgoal-%d", i+1), Text: text}
 	}
-	ds, usage, err := r.g.judge.Decide(ctx, "subgoals", map[string]any{"Task": task, "Transcript": conv.Numbered(), "Turn": k}, crits)
+	ds, usage, err := r.g.judge.Decide(ctx, "subgoals", map[string]any{"Task": task, "Transcript": conv, "Turn": k}, crits)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.usage.Add(&usage)

@@ -25,7 +25,7 @@ const (
 
 var (
 	subgoalTurnRE = regexp.MustCompile(`The conversation above ends with turn (\d+)\.`)
-	subgoalCritRE = regexp.MustCompile(`(?m)^(c\d+): (.*)$`)
+	subgoalCritRE = criterionRE
 )
 
 // subgoalAsk is one judge request of the subgoals grader, as sent.
@@ -273,10 +273,10 @@ func TestSubgoalsHorizonAndTask(t *testing.T) {
 			}
 			prompt := s.Requests()[0].LastUser()
 			if tt.user != nil {
-				if !strings.Contains(prompt, "<task>\n"+tt.user.Instruction+"\n</task>") {
+				if !quotedRE("", "task", tt.user.Instruction+"</task").MatchString(prompt) {
 					t.Errorf("the instruction is not the task:\n%s", prompt)
 				}
-			} else if strings.Contains(prompt, "<task>") {
+			} else if strings.Contains(prompt, "<task ") {
 				t.Errorf("a task without a simulated user:\n%s", prompt)
 			}
 		})
@@ -316,7 +316,7 @@ func TestSubgoalsScoped(t *testing.T) {
 		}
 	}
 	// The last request sees the whole conversation.
-	if last := s.Requests()[3].LastUser(); !strings.Contains(last, "[Turn 3]\nHuman: Mail me a confirmation.") || !strings.Contains(last, "AI: Sent.") {
+	if last := s.Requests()[3].LastUser(); !quotedRE("[Turn 3]\n", "user", "Mail me a confirmation.").MatchString(last) || !quotedRE("", "assistant", "Sent.").MatchString(last) {
 		t.Errorf("the out-of-range subgoal was not judged on the whole conversation:\n%s", last)
 	}
 	if !near(sc.Score, 0.75) || !reflect.DeepEqual(sc.Details["achieved_at"], map[string]any{"subgoal-1": 1, "subgoal-3": 3, "subgoal-4": 3}) {

@@ -198,7 +198,7 @@ func (g *toolCallsGrader) judgeChecks(ctx context.Context, in *agenteval.GradeIn
 		}
 	}
 	transcript, _ := judgedText(in)
-	ds, usage, err := g.judge.Decide(ctx, "rubric", map[string]any{"Transcript": transcript, "Output": "", "Reference": ""}, crits)
+	ds, usage, err := g.judge.Decide(ctx, "rubric", map[string]any{"Transcript": transcript, "Output": agenteval.Conversation(nil), "Reference": ""}, crits)
 	if err != nil {
 		return nil, usage, err
 	}

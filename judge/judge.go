@@ -125,6 +125,9 @@ func (j *Judge) askEncoded(ctx context.Context, p Prompt, schemaName string, sch
 	if sample > 0 {
 		ctx = cache.WithVariant(ctx, "judge sample "+strconv.Itoa(sample))
 	}
+	// The nonce changes every call; the cache keys the prompt without it,
+	// so a rerun on the same material is answered from the cache.
+	ctx = cache.WithNonce(ctx, p.Nonce)
 	ctx = cache.WithCheck(ctx, func(r *agenteval.ModelResponse) bool {
 		_, err := parseReply(r.Message.Content, sch)
 		return err == nil

@@ -64,7 +64,7 @@ func TestDecideOneCallWithOnePropertyPerCriterion(t *testing.T) {
 	if !strings.Contains(string(req.Raw), `"properties":{"reason":`) {
 		t.Errorf("reason is not the first property: %s", req.Raw)
 	}
-	if !strings.Contains(req.Messages[1].Text(), "c2: A table was booked.") {
+	if !strings.Contains(req.Messages[1].Text(), `<criterion key="c2" id="`) || !strings.Contains(req.Messages[1].Text(), `">A table was booked.</criterion id="`) {
 		t.Errorf("criteria not listed under their keys: %s", req.Messages[1].Text())
 	}
 }

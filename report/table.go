@@ -139,6 +139,7 @@ func (t *tableWriter) Write(r *agenteval.Result) error {
 	if r.Verdict != agenteval.VerdictPass && t.opt.Details > 0 {
 		t.details(r)
 	}
+	t.injections(r)
 	return t.bw.Flush()
 }
 

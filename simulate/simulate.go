@@ -7,17 +7,22 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"text/template"
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/cache"
+	"github.com/agenteval/agenteval/judge"
 )
 
 //go:embed prompt.txt
 var promptText string
 
-var prompt = template.Must(template.New("simulated_user").Option("missingkey=error").Parse(strings.TrimSpace(promptText)))
+var prompt = func() *judge.Template {
+	t, err := judge.ParseTemplate("simulated_user", promptText)
+	if err != nil {
+		panic(err) // the embedded prompt is ours; a test renders it
+	}
+	return t
+}()
 
 // opening is the first message the simulated user's model sees: in its
 // flipped view the agent speaks as the user, and the conversation has not
@@ -36,10 +41,6 @@ type User struct {
 	// MaxRepairs is how many times an empty reply is asked again; 0 means
 	// 2, negative means none.
 	MaxRepairs int
-
-	once   sync.Once
-	system string
-	err    error
 }
 
 // Reply is the simulated user's next message.
@@ -60,17 +61,24 @@ func (u *User) stopMarker() string {
 	return agenteval.DefaultStopMarker
 }
 
-func (u *User) systemPrompt() (string, error) {
-	u.once.Do(func() {
-		var b strings.Builder
-		u.err = prompt.Execute(&b, map[string]string{
-			"Instruction": strings.TrimSpace(u.Spec.Instruction),
-			"Persona":     u.Spec.PersonaText(),
-			"Stop":        u.stopMarker(),
-		})
-		u.system = b.String()
+func (u *User) systemPrompt(nonce string) (string, error) {
+	return prompt.Execute(nonce, map[string]string{
+		"Instruction": strings.TrimSpace(u.Spec.Instruction),
+		"Persona":     u.Spec.PersonaText(),
+		"Stop":        u.stopMarker(),
 	})
-	return u.system, u.err
+}
+
+// quoteAgent puts each of the agent's messages in the flipped view into a
+// block under nonce, so that nothing the agent writes can pass for the
+// role-play's instructions; the harness's own notes stay outside.
+func quoteAgent(flipped agenteval.Conversation, nonce string) agenteval.Conversation {
+	for i, m := range flipped {
+		if m.Role == agenteval.RoleUser && m.Content != opening && m.Content != emptyReply {
+			flipped[i].Content = judge.Quote("assistant_message", nonce, m.Content)
+		}
+	}
+	return flipped
 }
 
 // flip renders a conversation from the simulated user's side: its own
@@ -110,18 +118,21 @@ func flip(conv agenteval.Conversation) agenteval.Conversation {
 // its first turn on (the agent's view, without the agent's system
 // prompt). trial keeps the cached replies of independent trials apart.
 func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int) (Reply, error) {
-	system, err := u.systemPrompt()
+	nonce := judge.NewNonce()
+	system, err := u.systemPrompt(nonce)
 	if err != nil {
 		return Reply{}, fmt.Errorf("simulated user prompt: %w", err)
 	}
-	msgs := append(agenteval.Conversation{{Role: agenteval.RoleSystem, Content: system}}, flip(conv)...)
+	msgs := append(agenteval.Conversation{{Role: agenteval.RoleSystem, Content: system}}, quoteAgent(flip(conv), nonce)...)
 	temp := 0.0
 	if u.Spec.Temperature != nil {
 		temp = *u.Spec.Temperature
 	}
 	// Independent trials may go differently; a caching model keeps them
-	// apart.
+	// apart. The nonce changes every call; the cache keys the messages
+	// without it, so that a rerun is answered from the cache.
 	ctx = cache.WithVariant(ctx, "trial "+strconv.Itoa(trial))
+	ctx = cache.WithNonce(ctx, nonce)
 	ctx = cache.WithCheck(ctx, func(r *agenteval.ModelResponse) bool {
 		reply := u.parse(r.Message.Content)
 		return reply.Stop || strings.TrimSpace(reply.Content) != ""

@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/internal/fakellm"
+	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	_ "github.com/agenteval/agenteval/provider/openai"
 )
@@ -31,6 +33,18 @@ func fakeUser(t *testing.T, spec agenteval.SimulatedUser) (*User, *fakellm.Serve
 		t.Fatal(err)
 	}
 	return &User{Model: m, Name: modelName, Spec: spec}, s
+}
+
+var nonceRE = regexp.MustCompile(`<instruction id="([0-9a-f]{12})">`)
+
+// nonceOf finds the block id a simulated user's system prompt declares.
+func nonceOf(t *testing.T, sys string) string {
+	t.Helper()
+	m := nonceRE.FindStringSubmatch(sys)
+	if m == nil {
+		t.Fatalf("no block id in the system prompt:\n%s", sys)
+	}
+	return m[1]
 }
 
 func msg(role agenteval.Role, content string) agenteval.Message {
@@ -166,16 +180,17 @@ func TestNextRequest(t *testing.T) {
 		t.Fatalf("messages = %+v", req.Messages)
 	}
 	sys := req.Messages[0].Text()
+	nonce := nonceOf(t, sys)
 	for _, want := range []string{
-		"<instruction>\nYou want a table for two at 21:00 tonight.\n</instruction>",
-		"<persona>\n" + (&agenteval.SimulatedUser{Persona: "novice"}).PersonaText() + "\n</persona>",
+		judge.Quote("instruction", nonce, "You want a table for two at 21:00 tonight."),
+		judge.Quote("persona", nonce, (&agenteval.SimulatedUser{Persona: "novice"}).PersonaText()),
 		"followed by " + agenteval.DefaultStopMarker + ".",
 	} {
 		if !strings.Contains(sys, want) {
 			t.Errorf("system prompt lacks %q:\n%s", want, sys)
 		}
 	}
-	if strings.Contains(sys, "<persona>\nnovice") {
+	if strings.Contains(sys, ">novice<") {
 		t.Error("the persona keyword was not expanded")
 	}
 	// The conversation as sent over HTTP: roles flipped, tool traffic gone.
@@ -183,9 +198,9 @@ func TestNextRequest(t *testing.T) {
 	want := []wm{
 		{"user", opening},
 		{"assistant", "I need a table for two tonight."},
-		{"user", "I found two slots.\n\n19:00 or 21:00?"},
+		{"user", judge.Quote("assistant_message", nonce, "I found two slots.\n\n19:00 or 21:00?")},
 		{"assistant", "21:00 please."},
-		{"user", "Booking it now.\n\nDone: a table for two at 21:00."},
+		{"user", judge.Quote("assistant_message", nonce, "Booking it now.\n\nDone: a table for two at 21:00.")},
 	}
 	got := req.Messages[1:]
 	if len(got) != len(want) {
@@ -208,7 +223,7 @@ func TestNextWithoutPersonaOmitsIt(t *testing.T) {
 	}
 	req := s.Requests()[0]
 	sys := req.Messages[0].Text()
-	if strings.Contains(sys, "<persona>") || !strings.Contains(sys, "Ask about opening hours.") {
+	if strings.Contains(sys, "<persona ") || !strings.Contains(sys, "Ask about opening hours.") {
 		t.Errorf("system prompt = %s", sys)
 	}
 	// With no temperature set, the simulated user runs at 0.

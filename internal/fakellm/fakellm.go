@@ -6,7 +6,10 @@
 // Responses come from scripted rules, matched per request, or from defaults:
 // a structured-output request gets JSON generated from its schema. Rules can
 // also inject faults (429 with Retry-After, 500, 401, a body that is not
-// JSON, a hang), and every request is logged for assertions.
+// JSON, a hang), and every request is logged for assertions. StructureJudge
+// (structure.go) answers judge requests only while the prompt keeps its
+// quoted material inside its nonce-tagged blocks, so that any prompt that
+// lets an agent's text out fails a test.
 //
 // It imports only the standard library.
 package fakellm
