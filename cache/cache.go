@@ -24,8 +24,16 @@ import (
 )
 
 // DefaultDir is where the CLI keeps the cache, relative to the working
-// directory.
+// directory, unless AGENTEVAL_CACHE_DIR names another folder.
 const DefaultDir = ".agenteval/cache"
+
+// Dir is the cache folder in effect: AGENTEVAL_CACHE_DIR, else DefaultDir.
+func Dir() string {
+	if d := os.Getenv("AGENTEVAL_CACHE_DIR"); d != "" {
+		return d
+	}
+	return DefaultDir
+}
 
 // version changes when the meaning of cached entries changes.
 const version = "model-v2"

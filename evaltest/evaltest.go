@@ -161,7 +161,7 @@ func Results(ctx context.Context, path string, agent agenteval.Agent, opt Option
 // prepare loads the suite and the runner's options: the judge, and how
 // to open a test's user.model.
 func prepare(path string, agent agenteval.Agent, opt Options) (*suite.Suite, run.Options, error) {
-	store := &cache.Store{Dir: cache.DefaultDir}
+	store := &cache.Store{Dir: cache.Dir()}
 	open := func(spec string) (agenteval.Model, error) {
 		cfg, err := provider.ParseSpec(spec)
 		if err != nil {

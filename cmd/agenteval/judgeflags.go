@@ -83,7 +83,7 @@ func (f *judgeFlags) open(spec, role string) (agenteval.Model, string, error) {
 		// Judges and simulated users are replayed from the cache, so a
 		// rerun against the same agent sees the same verdicts and the same
 		// conversation. The endpoint is part of the model's identity.
-		m = cache.Wrap(m, cfg.String()+" "+cfg.BaseURL, &cache.Store{Dir: cache.DefaultDir})
+		m = cache.Wrap(m, cfg.String()+" "+cfg.BaseURL, &cache.Store{Dir: cache.Dir()})
 	}
 	return m, cfg.String(), nil
 }

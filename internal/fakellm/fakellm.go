@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"net/http"
 	"strings"
 	"sync"
@@ -589,4 +590,29 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": code, "code": code, "param": nil}})
+}
+
+// Main starts a server with rules, points the OpenAI adapter at it
+// (OPENAI_BASE_URL, OPENAI_API_KEY), keeps the judge cache in a temporary
+// folder (AGENTEVAL_CACHE_DIR), runs run (a test binary's m.Run) and
+// returns its exit code. Runnable examples use it, so that their code is
+// what a user writes, provider.OpenSpec("openai:gpt-4o-mini") included.
+func Main(run func() int, rules ...*Rule) int {
+	s, err := Start(Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakellm:", err)
+		return 2
+	}
+	defer s.Close()
+	s.Add(rules...)
+	dir, err := os.MkdirTemp("", "agenteval-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakellm:", err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("OPENAI_BASE_URL", s.URL)
+	os.Setenv("OPENAI_API_KEY", "sk-fake-for-examples")
+	os.Setenv("AGENTEVAL_CACHE_DIR", dir)
+	return run()
 }
