@@ -8,6 +8,7 @@ func All() []*Definition {
 		// Text and JSON checks of the reply.
 		Contains, IContains, ContainsAny, IContainsAny, ContainsAll, IContainsAll,
 		Equals, IEquals, StartsWith, EndsWith, Regex, IsJSON, JSONSchema, Levenshtein,
+		Length,
 		// Tool calls.
 		ToolCalls, ToolCallAccuracy, ToolCallF1, ExpectedToolCalls,
 		// Budgets.

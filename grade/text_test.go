@@ -114,3 +114,36 @@ func TestSpecCommonFields(t *testing.T) {
 		t.Error("threshold 1.5 accepted")
 	}
 }
+
+func TestLength(t *testing.T) {
+	tests := []struct {
+		settings map[string]any
+		reply    string
+		want     float64
+		err      string
+	}{
+		{map[string]any{"max": 10}, "Booked.", 1, ""},
+		{map[string]any{"max": 5}, "Booked.", 0, ""},
+		{map[string]any{"min": 3, "max": 7}, "Réservé", 1, ""}, // characters, not bytes
+		{map[string]any{"min": 8}, "Réservé", 0, ""},
+		{nil, "", 0, "needs min, max or both"},
+		{map[string]any{"min": 5, "max": 2}, "", 0, "min 5 is more than max 2"},
+		{map[string]any{"mac": 2}, "", 0, `did you mean "max"?`},
+	}
+	for _, tt := range tests {
+		g, err := New(Spec{Type: "length", Options: tt.settings})
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("New(%v) = %v, want %q", tt.settings, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := &agenteval.GradeInput{Output: agenteval.Conversation{{Role: agenteval.RoleAssistant, Content: tt.reply}}}
+		if s, _ := g.Grade(context.Background(), in); s.Score != tt.want {
+			t.Errorf("length %v on %q = %v (%s), want %v", tt.settings, tt.reply, s.Score, s.Reason, tt.want)
+		}
+	}
+}
