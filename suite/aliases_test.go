@@ -31,8 +31,12 @@ func TestBillionLaughs(t *testing.T) {
 		"vars":     func(a string) string { return "tests:\n  - id: t\n    input: hi\n    vars: {big: *" + a + "}\n" },
 		"tests":    func(a string) string { return "tests: *" + a + "\n" },
 		"input":    func(a string) string { return "tests:\n  - id: t\n    input: *" + a + "\n" },
-		"nested":   func(a string) string { return "x-z: &z {m: *" + a + "}\ntests:\n  - id: t\n    input: hi\n    metadata: [*z, *z]\n" },
-		"merge":    func(a string) string { return "x-z: &z {metadata: {m: *" + a + "}}\ntests:\n  - <<: *z\n    id: t\n    input: hi\n" },
+		"nested": func(a string) string {
+			return "x-z: &z {m: *" + a + "}\ntests:\n  - id: t\n    input: hi\n    metadata: [*z, *z]\n"
+		},
+		"merge": func(a string) string {
+			return "x-z: &z {metadata: {m: *" + a + "}}\ntests:\n  - <<: *z\n    id: t\n    input: hi\n"
+		},
 	}
 	for name, use := range family {
 		t.Run(name, func(t *testing.T) {
