@@ -248,13 +248,13 @@ func outcome(r *agenteval.Result) *Outcome {
 	if len(r.Trials) > 1 {
 		o.Trials = len(r.Trials)
 		for _, tr := range r.Trials {
-			if tr.Verdict == agenteval.Pass {
+			if tr.Verdict == agenteval.VerdictPass {
 				o.Passed++
 			}
 		}
 	} else {
 		o.Trials = 1
-		if r.Verdict == agenteval.Pass {
+		if r.Verdict == agenteval.VerdictPass {
 			o.Passed = 1
 		}
 	}
@@ -276,7 +276,9 @@ func trimScores(ss []agenteval.Score) []agenteval.Score {
 
 const eps = 1e-9
 
-func failing(v agenteval.Verdict) bool { return v == agenteval.Fail || v == agenteval.Error }
+func failing(v agenteval.Verdict) bool {
+	return v == agenteval.VerdictFail || v == agenteval.VerdictError
+}
 
 func diff(k testKey, b, n *Outcome, opt Options) Test {
 	t := Test{Suite: k.suite, TestID: k.id, Base: b, New: n}
@@ -302,7 +304,7 @@ func diff(k testKey, b, n *Outcome, opt Options) Test {
 			t.Noise = fmtNoise("beyond noise", b, n, p)
 		}
 		switch {
-		case n.Verdict == agenteval.Error && b.Verdict != agenteval.Error:
+		case n.Verdict == agenteval.VerdictError && b.Verdict != agenteval.VerdictError:
 			t.Change = Regressed
 		case d < -eps && -d >= opt.MinDelta-eps:
 			t.Change = Regressed
@@ -319,16 +321,16 @@ func diff(k testKey, b, n *Outcome, opt Options) Test {
 		return t
 	}
 	switch {
-	case b.Verdict == agenteval.Pass && n.Verdict == agenteval.Error:
+	case b.Verdict == agenteval.VerdictPass && n.Verdict == agenteval.VerdictError:
 		t.Change = Regressed
-	case b.Verdict == agenteval.Pass && n.Verdict == agenteval.Fail:
+	case b.Verdict == agenteval.VerdictPass && n.Verdict == agenteval.VerdictFail:
 		if drop := -t.Delta; drop < opt.MinDelta-eps {
 			t.Change = Changed
 			t.Ignored = fmtIgnored("score drop", drop, opt.MinDelta)
 		} else {
 			t.Change = Regressed
 		}
-	case failing(b.Verdict) && n.Verdict == agenteval.Pass:
+	case failing(b.Verdict) && n.Verdict == agenteval.VerdictPass:
 		t.Change = Fixed
 	case b.Verdict != n.Verdict || math.Abs(t.Delta) > eps || len(t.Checks) > 0:
 		t.Change = Changed
@@ -413,9 +415,9 @@ func diffAssertions(path string, b, n []agenteval.Assertion) []Check {
 			continue
 		}
 		side := func(a agenteval.Assertion) *CheckSide {
-			cs := &CheckSide{Verdict: agenteval.Fail, Reason: a.Evidence}
+			cs := &CheckSide{Verdict: agenteval.VerdictFail, Reason: a.Evidence}
 			if a.Passed {
-				cs.Verdict, cs.Score = agenteval.Pass, 1
+				cs.Verdict, cs.Score = agenteval.VerdictPass, 1
 			}
 			return cs
 		}

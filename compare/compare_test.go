@@ -26,10 +26,10 @@ func input(label string, h *report.Header, rs ...*agenteval.Result) Input {
 
 func res(id string, v agenteval.Verdict, score float64, scores ...agenteval.Score) *agenteval.Result {
 	st := agenteval.StatusOK
-	if v == agenteval.Fail {
+	if v == agenteval.VerdictFail {
 		st = agenteval.StatusQualityFailure
 	}
-	if v == agenteval.Error {
+	if v == agenteval.VerdictError {
 		st = agenteval.StatusExecutionError
 	}
 	return &agenteval.Result{TestID: id, Suite: "s", Verdict: v, Score: score, ExecutionStatus: st, Scores: scores, DurationMS: 100,
@@ -42,14 +42,14 @@ func turn(k string, v agenteval.Verdict, score float64, reason string, as ...age
 }
 
 func trials(id string, passed, n int) *agenteval.Result {
-	r := res(id, agenteval.Pass, float64(passed)/float64(n))
+	r := res(id, agenteval.VerdictPass, float64(passed)/float64(n))
 	if float64(passed)/float64(n) < 0.8 {
-		r.Verdict = agenteval.Fail
+		r.Verdict = agenteval.VerdictFail
 	}
 	for i := range n {
-		v := agenteval.Fail
+		v := agenteval.VerdictFail
 		if i < passed {
-			v = agenteval.Pass
+			v = agenteval.VerdictPass
 		}
 		r.Trials = append(r.Trials, agenteval.Trial{Trial: i + 1, Verdict: v})
 	}
@@ -66,25 +66,25 @@ func byID(c *Comparison) map[string]Test {
 }
 
 func TestChanges(t *testing.T) {
-	good := turn("turn-3", agenteval.Pass, 1, "1 of 1 expected calls found", agenteval.Assertion{Text: "expected call 1: update_booking", Passed: true, Evidence: "matched call 1"})
-	bad := turn("turn-3", agenteval.Fail, 0, "0 of 1 expected calls found", agenteval.Assertion{Text: "expected call 1: update_booking", Evidence: "called search instead"})
+	good := turn("turn-3", agenteval.VerdictPass, 1, "1 of 1 expected calls found", agenteval.Assertion{Text: "expected call 1: update_booking", Passed: true, Evidence: "matched call 1"})
+	bad := turn("turn-3", agenteval.VerdictFail, 0, "0 of 1 expected calls found", agenteval.Assertion{Text: "expected call 1: update_booking", Evidence: "called search instead"})
 	base := input("base", nil,
-		res("regress", agenteval.Pass, 1, good),
-		res("fix", agenteval.Fail, 0.5),
-		res("same", agenteval.Pass, 1),
-		res("small-drop", agenteval.Pass, 0.82),
-		res("to-error", agenteval.Pass, 1),
-		res("score-only", agenteval.Fail, 0.5),
-		res("gone", agenteval.Pass, 1),
+		res("regress", agenteval.VerdictPass, 1, good),
+		res("fix", agenteval.VerdictFail, 0.5),
+		res("same", agenteval.VerdictPass, 1),
+		res("small-drop", agenteval.VerdictPass, 0.82),
+		res("to-error", agenteval.VerdictPass, 1),
+		res("score-only", agenteval.VerdictFail, 0.5),
+		res("gone", agenteval.VerdictPass, 1),
 	)
 	cur := input("new", nil,
-		res("regress", agenteval.Fail, 0.67, bad),
-		res("fix", agenteval.Pass, 0.9),
-		res("same", agenteval.Pass, 1),
-		res("small-drop", agenteval.Fail, 0.79),
-		res("to-error", agenteval.Error, 0),
-		res("score-only", agenteval.Fail, 0.6),
-		res("added", agenteval.Pass, 1),
+		res("regress", agenteval.VerdictFail, 0.67, bad),
+		res("fix", agenteval.VerdictPass, 0.9),
+		res("same", agenteval.VerdictPass, 1),
+		res("small-drop", agenteval.VerdictFail, 0.79),
+		res("to-error", agenteval.VerdictError, 0),
+		res("score-only", agenteval.VerdictFail, 0.6),
+		res("added", agenteval.VerdictPass, 1),
 	)
 	c, err := Compare(base, cur, Options{MinDelta: 0.05})
 	if err != nil {
@@ -113,7 +113,7 @@ func TestChanges(t *testing.T) {
 	if strings.Join(paths, "; ") != "turn-3; turn-3 › tool_calls; turn-3 › tool_calls › expected call 1: update_booking" {
 		t.Fatalf("changed checks: %v", paths)
 	}
-	if last := checks[2]; last.Base.Reason != "matched call 1" || last.New.Reason != "called search instead" || last.New.Verdict != agenteval.Fail {
+	if last := checks[2]; last.Base.Reason != "matched call 1" || last.New.Reason != "called search instead" || last.New.Verdict != agenteval.VerdictFail {
 		t.Errorf("assertion change = %+v / %+v", last.Base, last.New)
 	}
 	// Without --min-delta every drop from pass to fail counts.
@@ -125,7 +125,7 @@ func TestChanges(t *testing.T) {
 
 // An unchanged rerun has nothing to report.
 func TestUnchanged(t *testing.T) {
-	rs := []*agenteval.Result{res("a", agenteval.Pass, 1), res("b", agenteval.Fail, 0.4), trials("c", 2, 3)}
+	rs := []*agenteval.Result{res("a", agenteval.VerdictPass, 1), res("b", agenteval.VerdictFail, 0.4), trials("c", 2, 3)}
 	c, err := Compare(input("a", nil, rs...), input("b", nil, rs...), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -197,19 +197,19 @@ func goldenComparison(t *testing.T) *Comparison {
 		r.Usage.CostUSD = cost(c)
 		return r
 	}
-	good := turn("turn-3", agenteval.Pass, 1, "1 of 1 expected calls found in order", agenteval.Assertion{Text: "expected call 1: update_booking({\"time\":\"8pm\"})", Passed: true, Evidence: "matched call 1"})
-	bad := turn("turn-3", agenteval.Fail, 0, "0 of 1 expected calls found in order", agenteval.Assertion{Text: "expected call 1: update_booking({\"time\":\"8pm\"})", Evidence: "no call to update_booking; called search_tables | <b>instead</b>"})
+	good := turn("turn-3", agenteval.VerdictPass, 1, "1 of 1 expected calls found in order", agenteval.Assertion{Text: "expected call 1: update_booking({\"time\":\"8pm\"})", Passed: true, Evidence: "matched call 1"})
+	bad := turn("turn-3", agenteval.VerdictFail, 0, "0 of 1 expected calls found in order", agenteval.Assertion{Text: "expected call 1: update_booking({\"time\":\"8pm\"})", Evidence: "no call to update_booking; called search_tables | <b>instead</b>"})
 	base := input("baseline", &report.Header{RunID: "3f9a2b1c0d4e", Started: t0, Target: "replay", Git: &report.Git{Commit: "0123456789abcdef"}},
-		mk("book-and-move", agenteval.Pass, 1, 0.002, turn("turn-1", agenteval.Pass, 1, "ok"), good),
-		mk("opening_hours", agenteval.Fail, 0.5, 0.001),
-		mk("refund", agenteval.Pass, 1, 0.003),
-		mk("retired", agenteval.Pass, 1, 0.001))
+		mk("book-and-move", agenteval.VerdictPass, 1, 0.002, turn("turn-1", agenteval.VerdictPass, 1, "ok"), good),
+		mk("opening_hours", agenteval.VerdictFail, 0.5, 0.001),
+		mk("refund", agenteval.VerdictPass, 1, 0.003),
+		mk("retired", agenteval.VerdictPass, 1, 0.001))
 	base.Label = "baseline"
 	cur := input("7c1d22aa9b01", &report.Header{RunID: "7c1d22aa9b01", Started: t0.Add(26 * time.Hour), Target: "replay"},
-		mk("book-and-move", agenteval.Fail, 0.67, 0.002, turn("turn-1", agenteval.Pass, 1, "ok"), bad),
-		mk("opening_hours", agenteval.Pass, 1, 0.001),
-		mk("refund", agenteval.Pass, 1, 0.004),
-		mk("greeting", agenteval.Pass, 1, 0.001))
+		mk("book-and-move", agenteval.VerdictFail, 0.67, 0.002, turn("turn-1", agenteval.VerdictPass, 1, "ok"), bad),
+		mk("opening_hours", agenteval.VerdictPass, 1, 0.001),
+		mk("refund", agenteval.VerdictPass, 1, 0.004),
+		mk("greeting", agenteval.VerdictPass, 1, 0.001))
 	c, err := Compare(base, cur, Options{})
 	if err != nil {
 		t.Fatal(err)

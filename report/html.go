@@ -366,7 +366,7 @@ func IndexOf(r *agenteval.Result) IndexEntry {
 	if len(r.Trials) > 1 {
 		e.Trials = len(r.Trials)
 		for _, tr := range r.Trials {
-			if tr.Verdict == agenteval.Pass {
+			if tr.Verdict == agenteval.VerdictPass {
 				e.Passed++
 			}
 		}
@@ -377,7 +377,7 @@ func IndexOf(r *agenteval.Result) IndexEntry {
 // FirstFailure says in one line why a test did not pass: its error, or
 // the first failing score (the deepest reason on the way), or "".
 func FirstFailure(r *agenteval.Result) string {
-	if r.Verdict == agenteval.Pass {
+	if r.Verdict == agenteval.VerdictPass {
 		return ""
 	}
 	if r.Error != "" {
@@ -386,7 +386,7 @@ func FirstFailure(r *agenteval.Result) string {
 	var find func(path string, ss []agenteval.Score) string
 	find = func(path string, ss []agenteval.Score) string {
 		for _, s := range ss {
-			if s.Verdict != agenteval.Fail && s.Verdict != agenteval.Error {
+			if s.Verdict != agenteval.VerdictFail && s.Verdict != agenteval.VerdictError {
 				continue
 			}
 			p := s.Name
@@ -441,7 +441,7 @@ func isTurn(name string) bool {
 func TurnStarts(out agenteval.Conversation, scores []agenteval.Score) []int {
 	ran := 0
 	for _, s := range scores {
-		if isTurn(s.Name) && s.Verdict != agenteval.Skip {
+		if isTurn(s.Name) && s.Verdict != agenteval.VerdictSkip {
 			ran++
 		}
 	}

@@ -35,7 +35,7 @@ func (m *markdownWriter) Start(h *Header) error {
 
 func (m *markdownWriter) Write(r *agenteval.Result) error {
 	m.usage.Add(r.Usage)
-	if r.Verdict == agenteval.Pass || r.Verdict == agenteval.Skip {
+	if r.Verdict == agenteval.VerdictPass || r.Verdict == agenteval.VerdictSkip {
 		return nil
 	}
 	if len(m.failures) == maxMarkdownFailures {

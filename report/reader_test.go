@@ -118,7 +118,7 @@ func TestReadResultsFile(t *testing.T) {
 	os.WriteFile(p, []byte(`{"record":"run","run_id":"r1"}`+"\n"+`{"test_id":"a","verdict":"pass","score":1}`+"\n"), 0o644)
 	var got []*agenteval.Result
 	h, err := ReadResults(p, func(r *agenteval.Result) error { got = append(got, r); return nil })
-	if err != nil || h == nil || h.RunID != "r1" || len(got) != 1 || got[0].Verdict != agenteval.Pass {
+	if err != nil || h == nil || h.RunID != "r1" || len(got) != 1 || got[0].Verdict != agenteval.VerdictPass {
 		t.Fatalf("ReadResults = %+v, %v, %v", h, got, err)
 	}
 	if _, err := ReadResults(filepath.Join(t.TempDir(), "none.jsonl"), nil); !errors.Is(err, os.ErrNotExist) {

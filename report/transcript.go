@@ -53,7 +53,7 @@ func WriteTranscript(w io.Writer, r *agenteval.Result, opt TranscriptOptions) er
 	if n := len(r.Trials); n > 1 {
 		passed := 0
 		for _, tr := range r.Trials {
-			if tr.Verdict == agenteval.Pass {
+			if tr.Verdict == agenteval.VerdictPass {
 				passed++
 			}
 		}
@@ -116,7 +116,7 @@ func WriteTranscript(w io.Writer, r *agenteval.Result, opt TranscriptOptions) er
 		right := ""
 		if s != nil {
 			right = fmt.Sprintf(" %s %.2f", t.verdict(s.Verdict, 0), s.Score)
-			if s.Verdict == agenteval.Skip {
+			if s.Verdict == agenteval.VerdictSkip {
 				right = " " + t.verdict(s.Verdict, 0)
 			}
 		}
@@ -250,11 +250,11 @@ func writeMessage(w io.Writer, t *tableWriter, m agenteval.Message, results map[
 
 func (t *tableWriter) mark(v agenteval.Verdict) string {
 	switch v {
-	case agenteval.Pass:
+	case agenteval.VerdictPass:
 		return t.paint(ansiGreen, "✓")
-	case agenteval.Fail:
+	case agenteval.VerdictFail:
 		return t.paint(ansiRed, "✗")
-	case agenteval.Error:
+	case agenteval.VerdictError:
 		return t.paint(ansiYellow, "!")
 	}
 	return t.paint(ansiDim, "–")
@@ -287,9 +287,9 @@ func writeChecks(w io.Writer, t *tableWriter, scores []agenteval.Score) {
 			return
 		}
 		for _, a := range s.Assertions {
-			v := agenteval.Fail
+			v := agenteval.VerdictFail
 			if a.Passed {
-				v = agenteval.Pass
+				v = agenteval.VerdictPass
 			}
 			line := fmt.Sprintf("  %s    %s %s", ind, t.mark(v), a.Text)
 			if a.Evidence != "" && a.Evidence != s.Reason {

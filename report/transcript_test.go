@@ -23,14 +23,14 @@ func conversation() *agenteval.Result {
 		return agenteval.Score{Name: "turn-" + string(rune('0'+k)), Type: "composite", Score: score, Verdict: v, Weight: 1, Reason: reason,
 			Scores: []agenteval.Score{{Name: "tool_calls", Type: "tool_calls", Score: score, Verdict: v, Weight: 1, Reason: reason, Assertions: as}}}
 	}
-	return &agenteval.Result{TestID: "book-and-move", Suite: "quickstart", Target: "replay", Score: 0.67, Verdict: agenteval.Fail,
+	return &agenteval.Result{TestID: "book-and-move", Suite: "quickstart", Target: "replay", Score: 0.67, Verdict: agenteval.VerdictFail,
 		ExecutionStatus: agenteval.StatusQualityFailure, Tags: []string{"booking"}, DurationMS: 1532,
 		Usage: &agenteval.Usage{Calls: 4, InputTokens: 900, OutputTokens: 120},
 		Scores: []agenteval.Score{
-			turn(1, agenteval.Pass, 1, "1 of 1 expected calls found", agenteval.Assertion{Text: "expected call 1: check_availability", Passed: true, Evidence: "matched call 1"}),
-			turn(2, agenteval.Pass, 1, "1 of 1 expected calls found", agenteval.Assertion{Text: "expected call 1: book_table", Passed: true, Evidence: "matched call 1"}),
-			turn(3, agenteval.Fail, 0, "0 of 1 expected calls found", agenteval.Assertion{Text: "expected call 1: update_booking(time=8pm)", Evidence: "called search_tables instead"}),
-			{Name: "conversation", Type: "rubrics", Score: 1, Verdict: agenteval.Pass, Weight: 1, Reason: "1 of 1 criteria met",
+			turn(1, agenteval.VerdictPass, 1, "1 of 1 expected calls found", agenteval.Assertion{Text: "expected call 1: check_availability", Passed: true, Evidence: "matched call 1"}),
+			turn(2, agenteval.VerdictPass, 1, "1 of 1 expected calls found", agenteval.Assertion{Text: "expected call 1: book_table", Passed: true, Evidence: "matched call 1"}),
+			turn(3, agenteval.VerdictFail, 0, "0 of 1 expected calls found", agenteval.Assertion{Text: "expected call 1: update_booking(time=8pm)", Evidence: "called search_tables instead"}),
+			{Name: "conversation", Type: "rubrics", Score: 1, Verdict: agenteval.VerdictPass, Weight: 1, Reason: "1 of 1 criteria met",
 				Assertions: []agenteval.Assertion{{Text: "The agent stays polite.", Passed: true, Evidence: "It thanks the user each turn."}}},
 		},
 		Output: agenteval.Conversation{
@@ -61,10 +61,10 @@ func TestTranscriptGolden(t *testing.T) {
 func TestTranscriptTrialsAndSkips(t *testing.T) {
 	r := conversation()
 	// Turn 3 skipped after turn 2 failed: the transcript ends at turn 2.
-	r.Scores[2] = agenteval.Score{Name: "turn-3", Type: "skip", Verdict: agenteval.Skip, Weight: 1, Reason: "skipped: turn 2 did not pass"}
+	r.Scores[2] = agenteval.Score{Name: "turn-3", Type: "skip", Verdict: agenteval.VerdictSkip, Weight: 1, Reason: "skipped: turn 2 did not pass"}
 	r.Output = r.Output[:9]
-	tr := agenteval.Trial{Trial: 2, Verdict: agenteval.Pass, Score: 1, Output: r.Output[:5], Scores: r.Scores[:1]}
-	r.Trials = []agenteval.Trial{{Trial: 1, Verdict: agenteval.Fail, Output: r.Output, Scores: r.Scores}, tr}
+	tr := agenteval.Trial{Trial: 2, Verdict: agenteval.VerdictPass, Score: 1, Output: r.Output[:5], Scores: r.Scores[:1]}
+	r.Trials = []agenteval.Trial{{Trial: 1, Verdict: agenteval.VerdictFail, Output: r.Output, Scores: r.Scores}, tr}
 	var buf bytes.Buffer
 	if err := WriteTranscript(&buf, r, TranscriptOptions{Full: true}); err != nil {
 		t.Fatal(err)

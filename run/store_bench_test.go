@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/agent"
 	"github.com/agenteval/agenteval/internal/fakellm"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/store"
 	"github.com/agenteval/agenteval/store/sqlite"
-	"github.com/agenteval/agenteval/target"
 )
 
 // BenchmarkConversationsStore is BenchmarkConversations with results
@@ -46,7 +46,7 @@ func benchStore(b *testing.B, latency time.Duration, on bool) {
 		b.Fatal(err)
 	}
 	s := loadSuiteN(b, 200)
-	agent := &target.ModelAgent{Model: m}
+	agent := &agent.ToolLoop{Model: m}
 	j := &judge.Judge{Model: m, Name: "openai:gpt-4o-mini"}
 	var db *sqlite.DB
 	if on {

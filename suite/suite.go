@@ -137,6 +137,9 @@ func (d *decoder) parse(data []byte, lang string) (*yaml.Node, bool) {
 		}
 		return nil, false
 	}
+	if !d.checkAliases(&doc) {
+		return nil, false
+	}
 	return resolve(&doc), true
 }
 

@@ -18,7 +18,7 @@ import (
 )
 
 func result(id string, v agenteval.Verdict) *agenteval.Result {
-	return &agenteval.Result{TestID: id, Suite: "s", Verdict: v, Score: map[agenteval.Verdict]float64{agenteval.Pass: 1}[v],
+	return &agenteval.Result{TestID: id, Suite: "s", Verdict: v, Score: map[agenteval.Verdict]float64{agenteval.VerdictPass: 1}[v],
 		Scores: []agenteval.Score{}, Output: agenteval.Conversation{{Role: agenteval.RoleUser, Content: "hi"}, {Role: agenteval.RoleAssistant, Content: "</script><script>alert(1)</script>"}}}
 }
 
@@ -62,8 +62,8 @@ func get(t *testing.T, url string) (int, string, http.Header) {
 func TestPages(t *testing.T) {
 	db := newStore(t)
 	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	record(t, db, "aaaa00000001", t0, true, result("x", agenteval.Pass), result("y", agenteval.Pass))
-	record(t, db, "bbbb00000002", t0.Add(time.Hour), true, result("x", agenteval.Pass), result("y", agenteval.Fail))
+	record(t, db, "aaaa00000001", t0, true, result("x", agenteval.VerdictPass), result("y", agenteval.VerdictPass))
+	record(t, db, "bbbb00000002", t0.Add(time.Hour), true, result("x", agenteval.VerdictPass), result("y", agenteval.VerdictFail))
 	db.Tag(context.Background(), "aaaa00000001", "baseline")
 	srv := httptest.NewServer((&Server{Store: db}).Handler())
 	defer srv.Close()
@@ -144,7 +144,7 @@ func TestReadOnlyAndLoopback(t *testing.T) {
 // A running run's page follows it: results come as events, then the end.
 func TestLiveEvents(t *testing.T) {
 	db := newStore(t)
-	record(t, db, "cccc00000001", time.Now(), false, result("a", agenteval.Pass))
+	record(t, db, "cccc00000001", time.Now(), false, result("a", agenteval.VerdictPass))
 	srv := httptest.NewServer((&Server{Store: db, Poll: 20 * time.Millisecond}).Handler())
 	defer srv.Close()
 	deadline := time.Now().Add(5 * time.Second)
@@ -182,7 +182,7 @@ func TestLiveEvents(t *testing.T) {
 		}
 		close(events)
 	}()
-	db.AddResult("cccc00000001", result("b", agenteval.Fail))
+	db.AddResult("cccc00000001", result("b", agenteval.VerdictFail))
 	next := func() string {
 		select {
 		case e, ok := <-events:

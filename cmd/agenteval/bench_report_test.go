@@ -22,7 +22,7 @@ import (
 // fails its third turn.
 func synthetic(i int) *agenteval.Result {
 	r := &agenteval.Result{TestID: fmt.Sprintf("case-%05d", i), Suite: []string{"bookings", "support", "billing"}[i%3], Target: "openai:gpt-4o-mini",
-		Tags: []string{[]string{"smoke", "regression", "edge"}[i%3]}, Score: 1, Verdict: agenteval.Pass, ExecutionStatus: agenteval.StatusOK,
+		Tags: []string{[]string{"smoke", "regression", "edge"}[i%3]}, Score: 1, Verdict: agenteval.VerdictPass, ExecutionStatus: agenteval.StatusOK,
 		DurationMS: float64(800 + i%700), Usage: &agenteval.Usage{Calls: 8, InputTokens: int64(2400 + i%500), OutputTokens: int64(300 + i%90)}}
 	cost := float64(r.Usage.InputTokens)*0.15e-6 + float64(r.Usage.OutputTokens)*0.6e-6
 	r.Usage.CostUSD = &cost
@@ -35,16 +35,16 @@ func synthetic(i int) *agenteval.Result {
 			agenteval.Message{Role: agenteval.RoleAssistant, ToolCalls: []agenteval.ToolCall{{ID: id, Name: "check_availability", Args: map[string]any{"party_size": float64(2 + k), "time": fmt.Sprintf("%dpm", 6+k), "day": "Friday", "seating": "window"}}}},
 			agenteval.Message{Role: agenteval.RoleTool, ToolCallID: id, Content: fmt.Sprintf(`{"available": true, "tables": [{"id": "T%d", "seats": %d, "window": true}]}`, k, 2+k)},
 			agenteval.Message{Role: agenteval.RoleAssistant, Content: fmt.Sprintf("Good news: table T%d by the window is free for %d at %dpm on Friday. Shall I book it under your name? I can also note any allergies or a special occasion.", k, 2+k, 6+k)})
-		v, score, reason := agenteval.Pass, 1.0, "1 of 1 expected calls found in order (1 calls made)"
+		v, score, reason := agenteval.VerdictPass, 1.0, "1 of 1 expected calls found in order (1 calls made)"
 		if fails && k == 3 {
-			v, score, reason = agenteval.Fail, 0, "0 of 1 expected calls found in order (1 calls made)"
-			r.Verdict, r.Score, r.ExecutionStatus = agenteval.Fail, 0.75, agenteval.StatusQualityFailure
+			v, score, reason = agenteval.VerdictFail, 0, "0 of 1 expected calls found in order (1 calls made)"
+			r.Verdict, r.Score, r.ExecutionStatus = agenteval.VerdictFail, 0.75, agenteval.StatusQualityFailure
 		}
 		r.Scores = append(r.Scores, agenteval.Score{Name: fmt.Sprintf("turn-%d", k), Type: "composite", Score: score, Verdict: v, Weight: 1, Reason: reason,
 			Scores: []agenteval.Score{
 				{Name: "tool_calls", Type: "tool_calls", Score: score, Verdict: v, Weight: 1, Reason: reason,
-					Assertions: []agenteval.Assertion{{Text: fmt.Sprintf(`expected call 1: check_availability({"party_size":%d,"time":"%dpm"})`, 2+k, 6+k), Passed: v == agenteval.Pass, Evidence: "matched call 1"}}},
-				{Name: "rubrics", Type: "rubrics", Score: 1, Verdict: agenteval.Pass, Weight: 1, Reason: "1 of 1 criteria met",
+					Assertions: []agenteval.Assertion{{Text: fmt.Sprintf(`expected call 1: check_availability({"party_size":%d,"time":"%dpm"})`, 2+k, 6+k), Passed: v == agenteval.VerdictPass, Evidence: "matched call 1"}}},
+				{Name: "rubrics", Type: "rubrics", Score: 1, Verdict: agenteval.VerdictPass, Weight: 1, Reason: "1 of 1 criteria met",
 					Assertions: []agenteval.Assertion{{Text: "The reply confirms the time and the party size.", Passed: true, Evidence: "It states the table, the party size and the time, and asks before booking."}}},
 			}})
 	}

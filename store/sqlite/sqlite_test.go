@@ -36,7 +36,7 @@ func record(t *testing.T, path, id string) {
 	if err := s.StartRun(ctx, &report.Header{RunID: id, Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	s.AddResult(id, &agenteval.Result{TestID: "t", Verdict: agenteval.Pass, Score: 1})
+	s.AddResult(id, &agenteval.Result{TestID: "t", Verdict: agenteval.VerdictPass, Score: 1})
 	if err := s.FinishRun(ctx, id, store.Finish{Status: store.Done}); err != nil {
 		t.Fatal(err)
 	}
@@ -149,8 +149,8 @@ func TestTwoWriters(t *testing.T) {
 		}
 	}
 	for i := range 200 {
-		a.AddResult("ra", &agenteval.Result{TestID: "a" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Verdict: agenteval.Pass})
-		b.AddResult("rb", &agenteval.Result{TestID: "b" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Verdict: agenteval.Fail})
+		a.AddResult("ra", &agenteval.Result{TestID: "a" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Verdict: agenteval.VerdictPass})
+		b.AddResult("rb", &agenteval.Result{TestID: "b" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Verdict: agenteval.VerdictFail})
 	}
 	for i, s := range []*DB{a, b} {
 		id := []string{"ra", "rb"}[i]

@@ -160,13 +160,13 @@ type delta struct {
 func (d *delta) add(r *resultRow) {
 	d.total++
 	switch agenteval.Verdict(r.verdict) {
-	case agenteval.Pass:
+	case agenteval.VerdictPass:
 		d.passed++
-	case agenteval.Fail:
+	case agenteval.VerdictFail:
 		d.failed++
-	case agenteval.Error:
+	case agenteval.VerdictError:
 		d.errored++
-	case agenteval.Skip:
+	case agenteval.VerdictSkip:
 		d.skipped++
 	}
 	d.calls += r.usage.Calls

@@ -58,18 +58,18 @@ func cost(c float64) *float64 { return &c }
 func result(id string, v agenteval.Verdict, u *agenteval.Usage) *agenteval.Result {
 	st := agenteval.StatusOK
 	switch v {
-	case agenteval.Fail:
+	case agenteval.VerdictFail:
 		st = agenteval.StatusQualityFailure
-	case agenteval.Error, agenteval.Skip:
+	case agenteval.VerdictError, agenteval.VerdictSkip:
 		st = agenteval.StatusExecutionError
 	}
 	score := 1.0
-	if v != agenteval.Pass {
+	if v != agenteval.VerdictPass {
 		score = 0.25
 	}
 	return &agenteval.Result{TestID: id, Suite: "s", Target: "replay", Score: score, Verdict: v, ExecutionStatus: st,
 		Scores: []agenteval.Score{{Name: "turn-1", Type: "composite", Score: score, Verdict: v, Weight: 1, Reason: "because <b>" + id + "</b>",
-			Assertions: []agenteval.Assertion{{Text: "calls book", Passed: v == agenteval.Pass, Evidence: "called search"}}}},
+			Assertions: []agenteval.Assertion{{Text: "calls book", Passed: v == agenteval.VerdictPass, Evidence: "called search"}}}},
 		Output: agenteval.Conversation{{Role: agenteval.RoleUser, Content: "hi " + id}, {Role: agenteval.RoleAssistant, Content: "hello",
 			ToolCalls: []agenteval.ToolCall{{ID: "c1", Name: "book", Args: map[string]any{"n": 2.0}}}}},
 		Usage: u, DurationMS: 12.5}
@@ -125,7 +125,7 @@ func ids(rs []*agenteval.Result) string {
 func testRecordAndRead(t *testing.T, s store.Store) {
 	h := header("aaaa00000001", 0)
 	mustStart(t, s, h)
-	in := []*agenteval.Result{result("b", agenteval.Pass, nil), result("a", agenteval.Fail, nil), result("c", agenteval.Error, nil)}
+	in := []*agenteval.Result{result("b", agenteval.VerdictPass, nil), result("a", agenteval.VerdictFail, nil), result("c", agenteval.VerdictError, nil)}
 	mustAdd(t, s, h.RunID, in...)
 	mustFinish(t, s, h.RunID, store.Done, 1500)
 	r, err := s.Run(context.Background(), h.RunID)
@@ -150,7 +150,7 @@ func testRecordAndRead(t *testing.T, s store.Store) {
 		}
 	}
 	g := got[1]
-	if g.Verdict != agenteval.Fail || g.Score != 0.25 || g.ExecutionStatus != agenteval.StatusQualityFailure || g.DurationMS != 12.5 ||
+	if g.Verdict != agenteval.VerdictFail || g.Score != 0.25 || g.ExecutionStatus != agenteval.StatusQualityFailure || g.DurationMS != 12.5 ||
 		len(g.Scores) != 1 || g.Scores[0].Reason != "because <b>a</b>" || len(g.Scores[0].Assertions) != 1 ||
 		len(g.Output) != 2 || g.Output[1].ToolCalls[0].Args["n"] != 2.0 {
 		t.Errorf("result a = %+v", g)
@@ -164,11 +164,11 @@ func testTotals(t *testing.T, s store.Store) {
 	h := header("bbbb00000001", 0)
 	mustStart(t, s, h)
 	mustAdd(t, s, h.RunID,
-		result("p1", agenteval.Pass, &agenteval.Usage{Calls: 2, InputTokens: 100, OutputTokens: 10, CostUSD: cost(0.5)}),
-		result("p2", agenteval.Pass, &agenteval.Usage{Calls: 1, CachedCalls: 3, InputTokens: 50, OutputTokens: 5, CostUSD: cost(0.25)}),
-		result("f", agenteval.Fail, nil),
-		result("e", agenteval.Error, nil),
-		result("s", agenteval.Skip, nil))
+		result("p1", agenteval.VerdictPass, &agenteval.Usage{Calls: 2, InputTokens: 100, OutputTokens: 10, CostUSD: cost(0.5)}),
+		result("p2", agenteval.VerdictPass, &agenteval.Usage{Calls: 1, CachedCalls: 3, InputTokens: 50, OutputTokens: 5, CostUSD: cost(0.25)}),
+		result("f", agenteval.VerdictFail, nil),
+		result("e", agenteval.VerdictError, nil),
+		result("s", agenteval.VerdictSkip, nil))
 	mustFinish(t, s, h.RunID, store.Done, 10)
 	r, err := s.Run(ctx, h.RunID)
 	if err != nil {
@@ -185,8 +185,8 @@ func testTotals(t *testing.T, s store.Store) {
 	h2 := header("bbbb00000002", time.Minute)
 	mustStart(t, s, h2)
 	mustAdd(t, s, h2.RunID,
-		result("p1", agenteval.Pass, &agenteval.Usage{Calls: 1, InputTokens: 10, CostUSD: cost(0.5)}),
-		result("p2", agenteval.Pass, &agenteval.Usage{Calls: 1, InputTokens: 10}))
+		result("p1", agenteval.VerdictPass, &agenteval.Usage{Calls: 1, InputTokens: 10, CostUSD: cost(0.5)}),
+		result("p2", agenteval.VerdictPass, &agenteval.Usage{Calls: 1, InputTokens: 10}))
 	mustFinish(t, s, h2.RunID, store.Done, 10)
 	if r, _ := s.Run(ctx, h2.RunID); r.Usage.CostUSD != nil || r.Usage.InputTokens != 20 {
 		t.Errorf("a result without a price: usage %+v, cost %v; want unknown", r.Usage, r.Usage.CostUSD)
@@ -195,7 +195,7 @@ func testTotals(t *testing.T, s store.Store) {
 	// While a run goes on, its totals grow as results are stored.
 	h3 := header("bbbb00000003", 2*time.Minute)
 	mustStart(t, s, h3)
-	mustAdd(t, s, h3.RunID, result("x", agenteval.Fail, nil))
+	mustAdd(t, s, h3.RunID, result("x", agenteval.VerdictFail, nil))
 	waitFor(t, func() bool {
 		r, err := s.Run(ctx, h3.RunID)
 		return err == nil && r.Total == 1 && r.Failed == 1 && r.Status == store.Running
@@ -223,13 +223,13 @@ func testResume(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	h := header("cccc00000001", 0)
 	mustStart(t, s, h)
-	mustAdd(t, s, h.RunID, result("a", agenteval.Pass, nil), result("b", agenteval.Fail, nil))
+	mustAdd(t, s, h.RunID, result("a", agenteval.VerdictPass, nil), result("b", agenteval.VerdictFail, nil))
 	mustFinish(t, s, h.RunID, store.Interrupted, 100)
 	mustStart(t, s, h)
 	if r, _ := s.Run(ctx, h.RunID); r.Status != store.Running || !r.Finished.IsZero() {
 		t.Errorf("a resumed run is running again: %+v", r)
 	}
-	mustAdd(t, s, h.RunID, result("c", agenteval.Pass, nil), result("b", agenteval.Pass, nil))
+	mustAdd(t, s, h.RunID, result("c", agenteval.VerdictPass, nil), result("b", agenteval.VerdictPass, nil))
 	mustFinish(t, s, h.RunID, store.Done, 50)
 	r, err := s.Run(ctx, h.RunID)
 	if err != nil {
@@ -252,7 +252,7 @@ func testResume(t *testing.T, s store.Store) {
 func testFollow(t *testing.T, s store.Store) {
 	h := header("dddd00000001", 0)
 	mustStart(t, s, h)
-	mustAdd(t, s, h.RunID, result("a", agenteval.Pass, nil))
+	mustAdd(t, s, h.RunID, result("a", agenteval.VerdictPass, nil))
 	var last int64
 	var seen []*agenteval.Result
 	poll := func() {
@@ -263,7 +263,7 @@ func testFollow(t *testing.T, s store.Store) {
 		}
 	}
 	waitFor(t, func() bool { poll(); return len(seen) == 1 }, "the first result is readable")
-	mustAdd(t, s, h.RunID, result("b", agenteval.Pass, nil), result("c", agenteval.Pass, nil))
+	mustAdd(t, s, h.RunID, result("b", agenteval.VerdictPass, nil), result("c", agenteval.VerdictPass, nil))
 	waitFor(t, func() bool { poll(); return len(seen) == 3 }, "later results are readable")
 	if ids(seen) != "a,b,c" {
 		t.Errorf("followed %s", ids(seen))
@@ -277,7 +277,7 @@ func testFollow(t *testing.T, s store.Store) {
 	h2 := header("dddd00000002", time.Second)
 	mustStart(t, s, h2)
 	for i := range 700 {
-		mustAdd(t, s, h2.RunID, result(fmt.Sprintf("t%03d", i), agenteval.Pass, nil))
+		mustAdd(t, s, h2.RunID, result(fmt.Sprintf("t%03d", i), agenteval.VerdictPass, nil))
 	}
 	mustFinish(t, s, h2.RunID, store.Done, 1)
 	got, _ := collect(t, s, h2.RunID, 0)
@@ -308,7 +308,7 @@ func testListAndResolve(t *testing.T, s store.Store) {
 	for i, id := range []string{"e1e100000001", "e1e200000002", "f00000000003"} {
 		h := header(id, time.Duration(i)*time.Hour)
 		mustStart(t, s, h)
-		mustAdd(t, s, id, result("x", agenteval.Pass, nil))
+		mustAdd(t, s, id, result("x", agenteval.VerdictPass, nil))
 		mustFinish(t, s, id, store.Done, 1)
 	}
 	runs, err := s.Runs(ctx, store.ListOptions{})
@@ -410,7 +410,7 @@ func testErrors(t *testing.T, s store.Store) {
 	if err := s.FinishRun(ctx, "nope", store.Finish{Status: store.Done}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("finishing an unknown run: %v", err)
 	}
-	if err := s.AddResult("nope", result("a", agenteval.Pass, nil)); err == nil {
+	if err := s.AddResult("nope", result("a", agenteval.VerdictPass, nil)); err == nil {
 		// Queued: the failure shows when the run finishes.
 		if err := s.FinishRun(ctx, "nope", store.Finish{Status: store.Done}); err == nil {
 			t.Error("a result for an unknown run was accepted")
@@ -451,7 +451,7 @@ func testConcurrentReaders(t *testing.T, s store.Store) {
 		}()
 	}
 	for i := range 300 {
-		mustAdd(t, s, h.RunID, result(fmt.Sprintf("t%d", i), agenteval.Pass, nil))
+		mustAdd(t, s, h.RunID, result(fmt.Sprintf("t%d", i), agenteval.VerdictPass, nil))
 	}
 	mustFinish(t, s, h.RunID, store.Done, 1)
 	close(done)
