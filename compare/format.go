@@ -176,6 +176,11 @@ func (c *Comparison) totals() []row {
 		}
 		rows = append(rows, row{fmt.Sprintf("pass@%d · pass^%d", k+1, k+1), cell(bp, bh, have[0]), cell(np, nh, have[1]), d})
 	}
+	if !used(b.Usage) && !used(n.Usage) {
+		// No model calls on either side: nothing to say about tokens.
+		return append(rows, row{"latency (mean)", fmtMS(b.MeanMS), fmtMS(n.MeanMS), signedMS(n.MeanMS - b.MeanMS)},
+			row{"latency (p95)", fmtMS(b.P95MS), fmtMS(n.P95MS), signedMS(n.P95MS - b.P95MS)})
+	}
 	bt, nt := b.Usage.InputTokens+b.Usage.OutputTokens, n.Usage.InputTokens+n.Usage.OutputTokens
 	tokD := signed(float64(nt-bt), "%.0f")
 	if bt > 0 && nt != bt {

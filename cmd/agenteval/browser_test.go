@@ -35,7 +35,7 @@ func mainIn(t *testing.T, want int, args ...string) string {
 func browserFixture(t *testing.T) string {
 	dir := t.TempDir()
 	for _, f := range []string{"suite.yaml", "good.jsonl", "bad.jsonl"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "browser", f))
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "regression", f))
 		if err != nil {
 			t.Fatal(err)
 		}
