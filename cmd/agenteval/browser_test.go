@@ -135,6 +135,7 @@ func TestBrowserReport(t *testing.T) {
 	if turn1 := eval[string](t, ctx, `document.querySelector('.turn[data-turn="1"]').innerText`); !strings.Contains(turn1, "PASS") || !strings.Contains(turn1, "check_availability") {
 		t.Errorf("turn 1:\n%s", turn1)
 	}
+	step(t, ctx, "show turn 3", chromedp.Evaluate[chromedp.Void](`document.querySelector('.turn[data-turn="3"]').scrollIntoView()`))
 	browser.Screenshot(t, ctx, "report")
 
 	step(t, ctx, "show failed tests only", chromedp.Click(chromedp.CSS(`button[data-show="failed"]`)))
