@@ -47,7 +47,7 @@ var migrations = []string{
 		cost_usd     REAL NOT NULL,
 		cost_unknown INTEGER NOT NULL,
 		duration_ms  REAL NOT NULL,
-		data         BLOB NOT NULL,  -- the result as JSON, deflated
+		data         BLOB NOT NULL,  -- the result as JSON; when it starts with 'z', deflated
 		UNIQUE (run_id, suite, test_id)
 	);
 	CREATE TABLE tags (

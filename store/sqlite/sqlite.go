@@ -105,7 +105,7 @@ func Open(path string, opt Options) (*DB, error) {
 			db.Close()
 			return nil, fmt.Errorf("open store: %w", err)
 		}
-		s.ops = make(chan op, 1024)
+		s.ops = make(chan op, 256)
 		s.stopped = make(chan struct{})
 		go s.writer()
 	}

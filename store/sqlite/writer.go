@@ -69,16 +69,26 @@ func (r *resultRow) cost() float64 {
 	return *r.usage.CostUSD
 }
 
-// Results are kept deflated: transcripts are repetitive text and shrink
-// several times over, and the store keeps every run.
+// Results of conversations are kept deflated: transcripts are repetitive
+// text and shrink several times over, and the store keeps every run. A
+// small result is kept as it is: setting up a compressor would cost more
+// than it saves. The first byte tells them apart ('{' starts JSON).
+const deflateAbove = 4 << 10
+
+const deflated = 'z'
+
 var deflaters = sync.Pool{New: func() any {
 	w, _ := flate.NewWriter(nil, flate.BestSpeed)
 	return w
 }}
 
 func deflate(b []byte) []byte {
+	if len(b) <= deflateAbove {
+		return b
+	}
 	var buf bytes.Buffer
 	buf.Grow(len(b) / 3)
+	buf.WriteByte(deflated)
 	w := deflaters.Get().(*flate.Writer)
 	w.Reset(&buf)
 	w.Write(b)
@@ -88,9 +98,12 @@ func deflate(b []byte) []byte {
 }
 
 func decodeResult(data []byte) (*agenteval.Result, error) {
-	b, err := io.ReadAll(flate.NewReader(bytes.NewReader(data)))
-	if err != nil {
-		return nil, fmt.Errorf("stored result: %w", err)
+	b := data
+	if len(data) > 0 && data[0] == deflated {
+		var err error
+		if b, err = io.ReadAll(flate.NewReader(bytes.NewReader(data[1:]))); err != nil {
+			return nil, fmt.Errorf("stored result: %w", err)
+		}
 	}
 	var r agenteval.Result
 	if err := json.Unmarshal(b, &r); err != nil {
