@@ -112,6 +112,11 @@ func decodeResult(data []byte) (*agenteval.Result, error) {
 	return &r, nil
 }
 
+// lingerFor is how long the writer gathers results before committing
+// them: short enough that a live viewer sees each result at once, long
+// enough that a run writes a few transactions a second, not one per test.
+const lingerFor = 50 * time.Millisecond
+
 // heartbeat is how often a running run's updated time is refreshed while
 // no result arrives, so readers can tell a slow run from a dead one.
 const heartbeat = 10 * time.Second
@@ -137,18 +142,23 @@ func (s *DB) writer() {
 			return
 		}
 		batch = append(batch[:0], first)
+		// Results that trickle in are committed together: one transaction
+		// per linger, not per result. A write someone waits for (start,
+		// finish, tag) ends the wait at once.
+		linger := time.NewTimer(lingerFor)
 	drain:
-		for len(batch) < cap(batch) {
+		for len(batch) < cap(batch) && batch[len(batch)-1].reply == nil {
 			select {
 			case o, ok := <-s.ops:
 				if !ok {
 					break drain
 				}
 				batch = append(batch, o)
-			default:
+			case <-linger.C:
 				break drain
 			}
 		}
+		linger.Stop()
 		s.apply(batch, live)
 	}
 }
