@@ -164,6 +164,9 @@ func (h *HTMLWriter) Start(hdr *Header) error {
 // several times smaller than the JSON, so it loads fast.
 const chunkTests = 200
 
+// compressMetaAbove is the size of index from which it is compressed too.
+const compressMetaAbove = 64 << 10
+
 // flushChunk writes the tests gathered so far as one block: their JSON
 // lines, gzipped and in base64 (which holds no "<", so nothing can end
 // the script element early).
@@ -294,9 +297,24 @@ func (h *HTMLWriter) Close(sum *Summary) error {
 	if err != nil {
 		return h.fail(fmt.Errorf("html report: %w", err))
 	}
-	h.bw.WriteString(`<script type="application/json" id="meta">`)
-	h.bw.Write(b)
-	h.bw.WriteString("</script>\n")
+	if len(b) < compressMetaAbove {
+		h.bw.WriteString(`<script type="application/json" id="meta">`)
+		h.bw.Write(b)
+		h.bw.WriteString("</script>\n")
+	} else {
+		// A large run's index: the page parses a few hundred kilobytes
+		// of base64 faster than megabytes of JSON, and inflates it in
+		// milliseconds.
+		h.zbuf.Reset()
+		zw, _ := gzip.NewWriterLevel(&h.zbuf, gzip.BestSpeed)
+		zw.Write(b)
+		zw.Close()
+		h.bw.WriteString(`<script type="application/octet-stream" id="meta-z">`)
+		enc := base64.NewEncoder(base64.StdEncoding, h.bw)
+		enc.Write(h.zbuf.Bytes())
+		enc.Close()
+		h.bw.WriteString("</script>\n")
+	}
 	if err := pageTemplate.ExecuteTemplate(h.bw, "tail", map[string]any{"JS": template.JS(reportJS)}); err != nil {
 		return h.fail(fmt.Errorf("html report: %w", err))
 	}

@@ -37,6 +37,31 @@ func blocks(t *testing.T, page string) map[string][]string {
 	return out
 }
 
+// metaOf reads a page's index: JSON, or gzipped in base64 when large.
+func metaOf(t *testing.T, page string) []byte {
+	t.Helper()
+	const plain, packed = `<script type="application/json" id="meta">`, `<script type="application/octet-stream" id="meta-z">`
+	if i := strings.Index(page, plain); i >= 0 {
+		body := page[i+len(plain):]
+		return []byte(body[:strings.Index(body, "</script>")])
+	}
+	i := strings.Index(page, packed)
+	if i < 0 {
+		t.Fatal("the page has no index")
+	}
+	body := page[i+len(packed):]
+	z, err := base64.StdEncoding.DecodeString(body[:strings.Index(body, "</script>")])
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(zr)
+	return b
+}
+
 func TestHTMLPage(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewHTML(&buf, HTMLOptions{})
@@ -62,6 +87,9 @@ func TestHTMLPage(t *testing.T) {
 	page := buf.String()
 	// Nothing from the results can end an element or add one: the only
 	// script elements are the page's own.
+	if !strings.Contains(page, `id="meta-z"`) {
+		t.Error("the index of 401 tests is not compressed")
+	}
 	if n := strings.Count(page, "<script"); n != 3+2 {
 		t.Errorf("%d script elements, want 3 data blocks, the index and the code", n)
 	}
@@ -87,15 +115,13 @@ func TestHTMLPage(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[7]), &d); err != nil || d.Result.TestID != evil.TestID || !cmp.Equal(d.Turns, []int{1, 5, 9}) {
 		t.Errorf("test 7: %+v, %v", d, err)
 	}
-	i := strings.Index(page, `<script type="application/json" id="meta">`)
 	var meta struct {
 		Runs []struct {
 			Index []IndexEntry `json:"index"`
 			Chunk int          `json:"chunk"`
 		} `json:"runs"`
 	}
-	body := page[i+len(`<script type="application/json" id="meta">`):]
-	if err := json.Unmarshal([]byte(body[:strings.Index(body, "</script>")]), &meta); err != nil {
+	if err := json.Unmarshal(metaOf(t, page), &meta); err != nil {
 		t.Fatal(err)
 	}
 	e := meta.Runs[0].Index[7]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -99,21 +100,26 @@ func BenchmarkReport10k(b *testing.B) {
 		b.ReportMetric(float64(st.Size())/1e6, "html-MB")
 	}
 	ctx := browser.New(b, 1400, 900)
-	c, cancel := context.WithTimeout(ctx, 60*time.Second)
+	c, cancel := context.WithTimeout(ctx, 120*time.Second)
 	defer cancel()
-	begin := time.Now()
-	if err := chromedp.Do(c, chromedp.Navigate("file://"+page)); err != nil {
-		b.Fatal(err)
+	// Opened five times: the median resists a busy machine.
+	var ttis []float64
+	for range 5 {
+		if err := chromedp.Do(c, chromedp.Navigate("about:blank"), chromedp.Navigate("file://"+page)); err != nil {
+			b.Fatal(err)
+		}
+		ready, err := chromedp.Run(c, chromedp.Poll[float64](`window.__agentevalReady`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ttis = append(ttis, ready/1000)
+		if nav, err := chromedp.Run(c, chromedp.Evaluate[map[string]float64](`(function(){var n=performance.getEntriesByType("navigation")[0]; return {responseEnd:n.responseEnd, domInteractive:n.domInteractive, script:window.__agentevalScript, ready:window.__agentevalReady};})()`)); err == nil {
+			b.Logf("navigation timing (ms): %v", nav)
+		}
 	}
-	ready, err := chromedp.Run(c, chromedp.Poll[float64](`window.__agentevalReady`))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(ready/1000, "tti-s")
-	b.Logf("navigation to interactive: %.2f s (page's own clock), %.2f s (as the test saw it)", ready/1000, time.Since(begin).Seconds())
-	if nav, err := chromedp.Run(c, chromedp.Evaluate[map[string]float64](`(function(){var n=performance.getEntriesByType("navigation")[0]; return {responseEnd:n.responseEnd, domInteractive:n.domInteractive, domContentLoaded:n.domContentLoadedEventEnd, load:n.loadEventEnd};})()`)); err == nil {
-		b.Logf("navigation timing (ms): %v", nav)
-	}
+	sort.Float64s(ttis)
+	b.ReportMetric(ttis[len(ttis)/2], "tti-s")
+	b.ReportMetric(ttis[len(ttis)-1], "tti-max-s")
 	rows, _ := chromedp.Run(c, chromedp.Evaluate[int](`document.querySelectorAll(".row").length`))
 	count, _ := chromedp.Run(c, chromedp.Evaluate[string](`document.querySelector(".filters .count").innerText`))
 	if !strings.Contains(count, "10000") || rows == 0 || rows > 200 {
