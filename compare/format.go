@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/report"
 )
 
 // Limits keep a pull-request comment readable (and under GitHub's size
@@ -76,15 +77,7 @@ func signed(x float64, format string) string {
 	return "−" + fmt.Sprintf(format, -x)
 }
 
-func fmtMS(ms float64) string {
-	switch {
-	case ms < 1000:
-		return fmt.Sprintf("%.0f ms", ms)
-	case ms < 60000:
-		return fmt.Sprintf("%.2f s", ms/1000)
-	}
-	return fmt.Sprintf("%.1f min", ms/60000)
-}
+var fmtMS = report.FormatMS
 
 func signedMS(d float64) string {
 	if math.Abs(d) < 0.5 {

@@ -18,20 +18,30 @@ import (
 
 var chunkRE = regexp.MustCompile(`<script type="application/octet-stream" class="chunk" data-run="(\d)">([^<]*)</script>`)
 
+// unpack reverses the page's packing: base64 of gzip.
+func unpack(t *testing.T, b64 string) []byte {
+	t.Helper()
+	z, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // blocks inflates a page's data blocks back into detail lines, per run.
 func blocks(t *testing.T, page string) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
 	for _, m := range chunkRE.FindAllStringSubmatch(page, -1) {
-		z, err := base64.StdEncoding.DecodeString(m[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(z))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(zr)
+		b := unpack(t, m[2])
 		out[m[1]] = append(out[m[1]], strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")...)
 	}
 	return out
@@ -50,16 +60,7 @@ func metaOf(t *testing.T, page string) []byte {
 		t.Fatal("the page has no index")
 	}
 	body := page[i+len(packed):]
-	z, err := base64.StdEncoding.DecodeString(body[:strings.Index(body, "</script>")])
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(z))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(zr)
-	return b
+	return unpack(t, body[:strings.Index(body, "</script>")])
 }
 
 func TestHTMLPage(t *testing.T) {

@@ -99,7 +99,7 @@ func (m *markdownWriter) Close(sum *Summary) error {
 		}
 	}
 	fmt.Fprintf(m.bw, "| %d | %d | %d | %d | %d | %s | %s |\n", sum.Passed, sum.Failed, sum.Errored, sum.Skipped,
-		u.InputTokens+u.OutputTokens, cost, fmtMS(sum.DurationMS))
+		u.InputTokens+u.OutputTokens, cost, FormatMS(sum.DurationMS))
 	if len(sum.PassAtK) > 0 {
 		fmt.Fprintln(m.bw, "\n| k | pass@k | pass^k |\n|---:|---:|---:|")
 		for _, p := range sum.PassAtK {

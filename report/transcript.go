@@ -42,7 +42,7 @@ func WriteTranscript(w io.Writer, r *agenteval.Result, opt TranscriptOptions) er
 	if r.Target != "" {
 		facts = append(facts, "target "+r.Target)
 	}
-	facts = append(facts, fmtMS(r.DurationMS))
+	facts = append(facts, FormatMS(r.DurationMS))
 	if u := r.Usage; u != nil && (u.InputTokens+u.OutputTokens) > 0 {
 		facts = append(facts, fmt.Sprintf("%d tokens", u.InputTokens+u.OutputTokens))
 	}
@@ -164,7 +164,8 @@ func WriteTranscript(w io.Writer, r *agenteval.Result, opt TranscriptOptions) er
 	return bw.Flush()
 }
 
-func fmtMS(ms float64) string {
+// FormatMS writes milliseconds for people: 850 ms, 2.3 s, 1m05s.
+func FormatMS(ms float64) string {
 	switch {
 	case ms < 1000:
 		return fmt.Sprintf("%.0f ms", ms)

@@ -236,3 +236,49 @@ func (r *Recorder) Close(sum *report.Summary) error {
 	}
 	return r.Store.FinishRun(r.ctx(), r.runID, f)
 }
+
+// StaleAfter is how long a running run may go unheard before lists show it
+// as abandoned: the SQLite store refreshes running runs every 10 seconds.
+const StaleAfter = time.Minute
+
+// RunRow is a run as lists show it (agenteval runs --format json, and the
+// viewer's list): one flat JSON object.
+type RunRow struct {
+	ID      string    `json:"id"`
+	Started time.Time `json:"started"`
+	// Status is running, done, interrupted, failed, or abandoned for a
+	// running run not heard from for StaleAfter.
+	Status  string   `json:"status"`
+	Command string   `json:"command,omitempty"`
+	Suites  string   `json:"suites"`
+	Target  string   `json:"target,omitempty"`
+	Judge   string   `json:"judge,omitempty"`
+	Total   int      `json:"total"`
+	Passed  int      `json:"passed"`
+	Failed  int      `json:"failed"`
+	Errored int      `json:"errored"`
+	Skipped int      `json:"skipped"`
+	Tokens  int64    `json:"tokens"`
+	Cost    *float64 `json:"cost"`
+	// Used says whether any model was called: without, cost means nothing.
+	Used       bool     `json:"used"`
+	DurationMS float64  `json:"duration_ms"`
+	Tags       []string `json:"tags,omitempty"`
+	Commit     string   `json:"commit,omitempty"`
+}
+
+// Row flattens a run for a list, as of now.
+func (r *Run) Row(now time.Time) RunRow {
+	status := string(r.Status)
+	if r.Stale(now, StaleAfter) {
+		status = "abandoned"
+	}
+	row := RunRow{ID: r.ID, Started: r.Started, Status: status, Command: r.Header.Command, Suites: strings.Join(r.Header.SuiteNames(), ", "),
+		Target: r.Header.Target, Judge: r.Header.Judge, Total: r.Total, Passed: r.Passed, Failed: r.Failed, Errored: r.Errored,
+		Skipped: r.Skipped, Tokens: r.Usage.InputTokens + r.Usage.OutputTokens, Cost: r.Usage.CostUSD,
+		Used: r.Usage.Calls > 0 || r.Usage.InputTokens+r.Usage.OutputTokens > 0, DurationMS: r.DurationMS, Tags: r.Tags}
+	if r.Header.Git != nil {
+		row.Commit = r.Header.Git.Commit
+	}
+	return row
+}

@@ -33,7 +33,7 @@ type Server struct {
 	// means half a second.
 	Poll time.Duration
 	// StaleAfter is how long a running run may go unheard before it is
-	// taken for abandoned; 0 means a minute.
+	// taken for abandoned; 0 means store.StaleAfter.
 	StaleAfter time.Duration
 	// AllowAnyHost turns off the Host check that keeps other web sites
 	// from reading the store through DNS rebinding; set it when serving
@@ -52,7 +52,7 @@ func (s *Server) stale() time.Duration {
 	if s.StaleAfter > 0 {
 		return s.StaleAfter
 	}
-	return time.Minute
+	return store.StaleAfter
 }
 
 // Handler serves the pages.
@@ -103,40 +103,19 @@ func loopbackHost(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// runItem is a run in the list.
-type runItem struct {
-	ID         string    `json:"id"`
-	Started    time.Time `json:"started"`
-	Status     string    `json:"status"`
-	Suites     string    `json:"suites"`
-	Target     string    `json:"target,omitempty"`
-	Total      int       `json:"total"`
-	Passed     int       `json:"passed"`
-	Failed     int       `json:"failed"`
-	Errored    int       `json:"errored"`
-	Tokens     int64     `json:"tokens"`
-	Cost       *float64  `json:"cost"`
-	Used       bool      `json:"used"`
-	DurationMS float64   `json:"duration_ms"`
-	Tags       []string  `json:"tags,omitempty"`
-}
-
-func (s *Server) items(ctx context.Context) ([]runItem, error) {
+func (s *Server) items(ctx context.Context) ([]store.RunRow, error) {
 	runs, err := s.Store.Runs(ctx, store.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]runItem, 0, len(runs))
+	out := make([]store.RunRow, 0, len(runs))
 	now := time.Now()
-	for _, r := range runs {
-		st := string(r.Status)
-		if r.Stale(now, s.stale()) {
-			st = "abandoned"
+	for i := range runs {
+		row := runs[i].Row(now)
+		if runs[i].Stale(now, s.stale()) {
+			row.Status = "abandoned"
 		}
-		out = append(out, runItem{ID: r.ID, Started: r.Started, Status: st, Suites: strings.Join(r.Header.SuiteNames(), ", "),
-			Target: r.Header.Target, Total: r.Total, Passed: r.Passed, Failed: r.Failed, Errored: r.Errored,
-			Tokens: r.Usage.InputTokens + r.Usage.OutputTokens, Cost: r.Usage.CostUSD,
-			Used: r.Usage.Calls > 0 || r.Usage.InputTokens+r.Usage.OutputTokens > 0, DurationMS: r.DurationMS, Tags: r.Tags})
+		out = append(out, row)
 	}
 	return out, nil
 }

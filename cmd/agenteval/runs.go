@@ -13,10 +13,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// staleAfter is how long a running run may go unheard before it is shown
-// as abandoned: the writer refreshes running runs every few seconds.
-const staleAfter = time.Minute
-
 func newRunsCmd(e *env) *cobra.Command {
 	var limit int
 	var format string
@@ -46,9 +42,9 @@ id, when, suites, target, passed/failed/errors, tokens, cost and duration.
 			if format == "json" {
 				enc := json.NewEncoder(e.stdout)
 				enc.SetIndent("", "  ")
-				out := make([]runJSON, 0, len(runs))
+				out := make([]store.RunRow, 0, len(runs))
 				for i := range runs {
-					out = append(out, toRunJSON(&runs[i]))
+					out = append(out, runs[i].Row(time.Now()))
 				}
 				return enc.Encode(out)
 			}
@@ -60,43 +56,6 @@ id, when, suites, target, passed/failed/errors, tokens, cost and duration.
 	return cmd
 }
 
-// runJSON is a run as agenteval runs --format json (and the viewer) show it.
-type runJSON struct {
-	ID         string    `json:"id"`
-	Started    time.Time `json:"started"`
-	Status     string    `json:"status"`
-	Command    string    `json:"command,omitempty"`
-	Suites     string    `json:"suites"`
-	Target     string    `json:"target,omitempty"`
-	Judge      string    `json:"judge,omitempty"`
-	Total      int       `json:"total"`
-	Passed     int       `json:"passed"`
-	Failed     int       `json:"failed"`
-	Errored    int       `json:"errored"`
-	Skipped    int       `json:"skipped"`
-	Tokens     int64     `json:"tokens"`
-	Cost       *float64  `json:"cost,omitempty"`
-	Used       bool      `json:"used"`
-	DurationMS float64   `json:"duration_ms"`
-	Tags       []string  `json:"tags,omitempty"`
-	Commit     string    `json:"commit,omitempty"`
-}
-
-func toRunJSON(r *store.Run) runJSON {
-	status := string(r.Status)
-	if r.Stale(time.Now(), staleAfter) {
-		status = "abandoned"
-	}
-	j := runJSON{ID: r.ID, Started: r.Started, Status: status, Command: r.Header.Command, Suites: strings.Join(r.Header.SuiteNames(), ", "),
-		Target: r.Header.Target, Judge: r.Header.Judge, Total: r.Total, Passed: r.Passed, Failed: r.Failed, Errored: r.Errored,
-		Skipped: r.Skipped, Tokens: r.Usage.InputTokens + r.Usage.OutputTokens, Cost: r.Usage.CostUSD,
-		Used: r.Usage.Calls > 0 || r.Usage.InputTokens+r.Usage.OutputTokens > 0, DurationMS: r.DurationMS, Tags: r.Tags}
-	if r.Header.Git != nil {
-		j.Commit = r.Header.Git.Commit
-	}
-	return j
-}
-
 func writeRuns(e *env, runs []store.Run) error {
 	if len(runs) == 0 {
 		fmt.Fprintln(e.stdout, "no runs yet: agenteval run records every run here")
@@ -105,7 +64,7 @@ func writeRuns(e *env, runs []store.Run) error {
 	bw := bufio.NewWriter(e.stdout)
 	rows := [][]string{{"RUN", "STARTED", "SUITES", "TARGET", "PASSED", "FAILED", "ERRORS", "TOKENS", "COST", "DURATION", "STATUS", "TAGS"}}
 	for i := range runs {
-		j := toRunJSON(&runs[i])
+		j := runs[i].Row(time.Now())
 		cost := "–"
 		if j.Used {
 			cost = "unknown"
