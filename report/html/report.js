@@ -667,7 +667,7 @@
         cb.setAttribute("aria-label", "pick " + r.id);
         cb.addEventListener("change", function () {
           if (cb.checked) picked.push(r); else picked = picked.filter(function (x) { return x !== r; });
-          while (picked.length > 2) { var old = picked.shift(); table.querySelector("input[data-id='" + old.id + "']").checked = false; }
+          while (picked.length > 2) { var old = picked.shift(); table.querySelector('input[data-id="' + CSS.escape(old.id) + '"]').checked = false; }
           btn.disabled = picked.length !== 2;
         });
         cb.setAttribute("data-id", r.id);
