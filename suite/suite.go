@@ -89,6 +89,9 @@ type Options struct {
 	SimulatorAvailable bool
 	// Env looks up environment variables; nil means the process environment.
 	Env func(string) (string, bool)
+	// NoExec refuses what would run a program: script graders and command
+	// targets (--no-exec).
+	NoExec bool
 }
 
 // Load reads and validates an eval file: YAML, or agent_inspect JSON. The
