@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"github.com/agenteval/agenteval/cache"
+	"io"
 	"os"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 type judgeFlags struct {
 	spec       string
 	noCache    bool
+	store      *cache.Store // the cache, once a model uses it
 	timeout    time.Duration
 	maxRetries int
 	rpm        float64
@@ -29,6 +32,9 @@ type judgeFlags struct {
 }
 
 func (f *judgeFlags) add(fl *pflag.FlagSet) {
+	// One store for every model the command opens; copies of the flags
+	// share it, so its counts cover the whole command.
+	f.store = &cache.Store{Dir: cache.Dir()}
 	fl.StringVar(&f.spec, "judge", "", "judge model as provider:model, e.g. openai:gpt-4o-mini (default $AGENTEVAL_JUDGE)")
 	fl.BoolVar(&f.noCache, "no-cache", false, "do not read or write the cache of judge and simulated-user replies ("+cache.DefaultDir+")")
 	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "time limit for each model call")
@@ -83,7 +89,26 @@ func (f *judgeFlags) open(spec, role string) (agenteval.Model, string, error) {
 		// Judges and simulated users are replayed from the cache, so a
 		// rerun against the same agent sees the same verdicts and the same
 		// conversation. The endpoint is part of the model's identity.
-		m = cache.Wrap(m, cfg.String()+" "+cfg.BaseURL, &cache.Store{Dir: cache.Dir()})
+		m = cache.Wrap(m, cfg.String()+" "+cfg.BaseURL, f.store)
 	}
 	return m, cfg.String(), nil
+}
+
+// reportCache warns about cache entries that were ignored because they
+// failed their integrity check: edited by hand, or copied from elsewhere.
+func (f *judgeFlags) reportCache(w io.Writer) {
+	if f.store == nil {
+		return
+	}
+	if n := f.store.Counts().Rejected; n > 0 {
+		fmt.Fprintf(w, "agenteval: warning: %d cached %s failed the integrity check (edited, or from another project) and %s asked again; `agenteval cache clear` removes the cache\n",
+			n, plural(int(n), "reply", "replies"), plural(int(n), "was", "were"))
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

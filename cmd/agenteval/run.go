@@ -286,6 +286,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
+	f.judge.reportCache(e.stderr)
 	if runErr != nil {
 		var fe *agenteval.FatalError
 		switch {
