@@ -23,6 +23,7 @@ type judgeFlags struct {
 	noCache    bool
 	store      *cache.Store // the cache, once a model uses it
 	timeout    time.Duration
+	callBudget time.Duration
 	maxRetries int
 	rpm        float64
 	prices     string
@@ -37,7 +38,8 @@ func (f *judgeFlags) add(fl *pflag.FlagSet) {
 	f.store = &cache.Store{Dir: cache.Dir()}
 	fl.StringVar(&f.spec, "judge", "", "judge model as provider:model, e.g. openai:gpt-4o-mini (default $AGENTEVAL_JUDGE)")
 	fl.BoolVar(&f.noCache, "no-cache", false, "do not read or write the cache of judge and simulated-user replies ("+cache.DefaultDir+")")
-	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "time limit for each model call")
+	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "time limit for each model call attempt")
+	fl.DurationVar(&f.callBudget, "call-budget", 0, "time limit for a model call with all its retries and waits (default (--max-retries + 1) × --timeout + 30s)")
 	fl.IntVar(&f.maxRetries, "max-retries", 4, "retries of a model call on 429, 5xx, timeouts and unreadable replies")
 	fl.Float64Var(&f.rpm, "rpm", 0, "most model calls per minute to one provider (0: no limit)")
 	fl.StringVar(&f.prices, "prices", "", "JSON price table overriding the built-in prices (dollars per million tokens)")
@@ -68,6 +70,7 @@ func (f *judgeFlags) open(spec, role string) (agenteval.Model, string, error) {
 		return nil, "", usageErr("%s: %v", role, err)
 	}
 	cfg.Timeout = f.timeout
+	cfg.CallBudget = f.callBudget
 	cfg.MaxRetries = f.maxRetries
 	if f.maxRetries == 0 {
 		cfg.MaxRetries = -1
