@@ -182,6 +182,9 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			loadErrs = append(loadErrs, err.Error())
 			continue
 		}
+		// Every target's credentials are secrets, whichever target runs:
+		// a command target inherits the whole environment.
+		target.NoteSecrets(s)
 		suites = append(suites, s)
 	}
 	debug.SetGCPercent(gc)
