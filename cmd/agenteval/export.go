@@ -58,6 +58,7 @@ Invalid rows are reported on stderr and left out; the exit code is then 1.`,
 				return usageErr("%v", err)
 			}
 			defer r.Close()
+			r.MaxRowBytes = e.maxRow
 			bad := 0
 			for {
 				row, err := r.Next()

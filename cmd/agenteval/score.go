@@ -206,6 +206,7 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		return usageErr("%v", err)
 	}
 	defer src.Close()
+	src.MaxRowBytes = e.maxRow
 
 	var writers report.Multi
 	var outFile *os.File

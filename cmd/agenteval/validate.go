@@ -35,7 +35,7 @@ the simulated users.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code := exitOK
-			opt := suite.Options{JudgeAvailable: judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != "", SimulatorAvailable: simulator != "", NoExec: e.noExec}
+			opt := suite.Options{JudgeAvailable: judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != "", SimulatorAvailable: simulator != "", NoExec: e.noExec, MaxFileBytes: e.maxFile}
 			for _, path := range args {
 				c := validateFile(e, path, opt)
 				code = max(code, c)
@@ -94,6 +94,7 @@ func validateFile(e *env, path string, opt suite.Options) int {
 		fmt.Fprintf(e.stderr, "%s: %v\n", path, errors.Unwrap(err))
 		return exitUsage
 	}
+	r.MaxRowBytes = e.maxRow
 	defer r.Close()
 	rows, bad, nerr, nwarn := 0, 0, 0, 0
 	for {
