@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -138,6 +139,14 @@ func (r *reliable) Generate(ctx context.Context, req *agenteval.ModelRequest) (*
 	}
 }
 
+// trimmedErr is an error whose text loses a suffix.
+type trimmedErr struct {
+	err    error
+	suffix string
+}
+
+func (e trimmedErr) Error() string { return strings.TrimSuffix(e.err.Error(), e.suffix) }
+
 // errClass is how the retry loop treats a failed attempt.
 type errClass struct {
 	status     int
@@ -198,8 +207,12 @@ func isConnErr(err error) bool {
 	return errors.As(err, &oe) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// describe explains a failure in one line that says what to do.
+// describe explains a failure in one line that says what to do. The
+// status it names once is trimmed from the adapter's own text.
 func (c errClass) describe(err error, cfg Config) string {
+	if c.status != 0 {
+		err = trimmedErr{err, fmt.Sprintf(" (HTTP %d)", c.status)}
+	}
 	switch {
 	case c.timedOut:
 		return fmt.Sprintf("no answer within %s (the per-call timeout)", cfg.Timeout)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"fmt"
 	"github.com/agenteval/agenteval/cache"
 	"io"
@@ -114,4 +115,13 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// counted is n with its noun: 1 error, 2 errors, 1 reply, 3 replies.
+func counted(n int, one string) string {
+	many := one + "s"
+	if strings.HasSuffix(one, "y") && !strings.HasSuffix(one, "ay") {
+		many = strings.TrimSuffix(one, "y") + "ies"
+	}
+	return fmt.Sprintf("%d %s", n, plural(n, one, many))
 }

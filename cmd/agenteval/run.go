@@ -141,8 +141,8 @@ func (c *counters) add(r *agenteval.Result) {
 }
 
 func (c *counters) line(start time.Time) string {
-	s := fmt.Sprintf("%d/%d tests · %d passed · %d failed · %d errors · %s tokens",
-		c.done.Load(), c.total, c.pass.Load(), c.fail.Load(), c.errs.Load(), humanCount(c.tokens.Load()))
+	s := fmt.Sprintf("%d/%s · %d passed · %d failed · %s · %s tokens",
+		c.done.Load(), counted(c.total, "test"), c.pass.Load(), c.fail.Load(), counted(int(c.errs.Load()), "error"), humanCount(c.tokens.Load()))
 	if n := c.retries.Load(); n > 0 {
 		s += fmt.Sprintf(" · %d retries", n)
 	}
@@ -207,7 +207,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			return usageErr("--resume: %v", err)
 		}
 		if !f.quiet && e.stderrTTY {
-			fmt.Fprintf(e.stderr, "resuming: %d tests already in %s are skipped\n", n, f.resume)
+			fmt.Fprintf(e.stderr, "resuming: %s already in %s %s skipped\n", counted(n, "test"), f.resume, plural(n, "is", "are"))
 		}
 	}
 	format, err := formatFor(f.format, "", e.stdoutTTY && out == "")
@@ -301,7 +301,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		var fe *agenteval.FatalError
 		switch {
 		case errors.As(runErr, &fe):
-			return &exitError{code: exitUsage, err: fmt.Errorf("%s\nStopped after %d tests; fix the configuration and run again", provider.Redact(fe.Error()), sum.Total)}
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s\nStopped after %s; fix the configuration and run again", provider.Redact(fe.Error()), counted(sum.Total, "test"))}
 		case errors.Is(runErr, context.Canceled) || ctx.Err() != nil:
 			fmt.Fprintf(e.stderr, "interrupted: %d finished tests kept", sum.Total)
 			if out != "" {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -272,7 +271,7 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		return usageErr("%s holds no samples; nothing was scored", path)
 	}
 	if !f.quiet && !e.stdoutTTY && e.stderrTTY {
-		fmt.Fprintf(e.stderr, "%d samples: %d passed, %d failed, %d errors (%s)\n", sum.Total, sum.Passed, sum.Failed, sum.Errored, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(e.stderr, "%s: %d passed, %d failed, %s (%s)\n", counted(sum.Total, "sample"), sum.Passed, sum.Failed, counted(sum.Errored, "error"), time.Since(start).Round(time.Millisecond))
 		if u := report.UsageLine(sum.Usage); u != "" {
 			fmt.Fprintln(e.stderr, u)
 		}
@@ -294,45 +293,61 @@ func checkNotSameFile(in, out string) error {
 	return nil
 }
 
-// problemPrinter writes row errors in full and the first few warnings of
-// each kind, so a file with a warning on every row stays readable.
+// problemPrinter writes the first few row problems of each kind (ten
+// errors, five warnings) and then a count of the rest, so that a file with
+// the same problem on every row stays readable.
 type problemPrinter struct {
-	w        io.Writer
-	warnings map[string]int
+	w     io.Writer
+	seen  map[problemKind]int
+	kinds []problemKind // in order of first sight
 }
 
-const maxWarningsPerKind = 5
+type problemKind struct {
+	msg     string
+	warning bool
+}
+
+const (
+	maxErrorsPerKind   = 10
+	maxWarningsPerKind = 5
+)
 
 func newProblemPrinter(w io.Writer) *problemPrinter {
-	return &problemPrinter{w: w, warnings: map[string]int{}}
+	return &problemPrinter{w: w, seen: map[problemKind]int{}}
 }
 
 func (p *problemPrinter) print(pe *agenteval.PosError, warning bool) {
-	if !warning {
-		fmt.Fprintln(p.w, pe.Error())
+	// Problems are of a kind whatever row or field they are in.
+	k := problemKind{msg: pe.Msg, warning: warning}
+	if i := strings.LastIndex(k.msg, ": "); i >= 0 && warning {
+		k.msg = k.msg[i+2:]
+	}
+	if p.seen[k] == 0 {
+		p.kinds = append(p.kinds, k)
+	}
+	p.seen[k]++
+	limit := maxErrorsPerKind
+	if warning {
+		limit = maxWarningsPerKind
+	}
+	if p.seen[k] > limit {
 		return
 	}
-	kind := pe.Msg
-	if i := strings.LastIndex(kind, ": "); i >= 0 {
-		kind = kind[i+2:]
-	}
-	p.warnings[kind]++
-	if p.warnings[kind] <= maxWarningsPerKind {
-		w := *pe
+	w := *pe
+	if warning {
 		w.Msg = "warning: " + w.Msg
-		fmt.Fprintln(p.w, w.Error())
 	}
+	fmt.Fprintln(p.w, w.Error())
 }
 
 func (p *problemPrinter) finish() {
-	kinds := make([]string, 0, len(p.warnings))
-	for k := range p.warnings {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	for _, k := range kinds {
-		if n := p.warnings[k]; n > maxWarningsPerKind {
-			fmt.Fprintf(p.w, "(%d more warnings like: %s)\n", n-maxWarningsPerKind, k)
+	for _, k := range p.kinds {
+		what, limit := "errors", maxErrorsPerKind
+		if k.warning {
+			what, limit = "warnings", maxWarningsPerKind
+		}
+		if n := p.seen[k]; n > limit {
+			fmt.Fprintf(p.w, "(%d more %s like: %s)\n", n-limit, what, k.msg)
 		}
 	}
 }

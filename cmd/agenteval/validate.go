@@ -61,7 +61,7 @@ func validateSuite(e *env, path string, opt suite.Options) int {
 		}
 		fmt.Fprintln(e.stderr, err.Error())
 		n := strings.Count(err.Error(), "\n") + 1
-		fmt.Fprintf(e.stdout, "%s: invalid: %d errors\n", path, n)
+		fmt.Fprintf(e.stdout, "%s: invalid: %s\n", path, counted(n, "error"))
 		return exitFailed
 	}
 	turns, simulated := 0, 0
@@ -75,7 +75,7 @@ func validateSuite(e *env, path string, opt suite.Options) int {
 	if simulated > 0 {
 		extra = fmt.Sprintf(", %d simulated", simulated)
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %d tests (%d conversation turns%s)\n", path, len(s.Tests), turns, extra)
+	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s)\n", path, counted(len(s.Tests), "test"), counted(turns, "conversation turn"), extra)
 	return exitOK
 }
 
@@ -97,6 +97,8 @@ func validateFile(e *env, path string, opt suite.Options) int {
 	r.MaxRowBytes = e.maxRow
 	defer r.Close()
 	rows, bad, nerr, nwarn := 0, 0, 0, 0
+	problems := newProblemPrinter(e.stderr)
+	defer problems.finish()
 	for {
 		row, err := r.Next()
 		if err == io.EOF {
@@ -118,28 +120,26 @@ func validateFile(e *env, path string, opt suite.Options) int {
 			bad++
 		}
 		for _, pe := range row.Errors {
-			fmt.Fprintln(e.stderr, pe.Error())
+			problems.print(pe, false)
 			nerr++
 		}
 		for _, pe := range row.Warnings {
-			w := *pe
-			w.Msg = "warning: " + w.Msg
-			fmt.Fprintln(e.stderr, w.Error())
+			problems.print(pe, true)
 			nwarn++
 		}
 	}
 	warn := ""
 	if nwarn > 0 {
-		warn = fmt.Sprintf(", %d warnings", nwarn)
+		warn = ", " + counted(nwarn, "warning")
 	}
 	if bad > 0 {
-		fmt.Fprintf(e.stdout, "%s: invalid: %d of %d rows have problems (%d errors%s)\n", path, bad, rows, nerr, warn)
+		fmt.Fprintf(e.stdout, "%s: invalid: %d of %s %s problems (%s%s)\n", path, bad, counted(rows, "row"), plural(bad, "has", "have"), counted(nerr, "error"), warn)
 		return exitFailed
 	}
 	if rows == 0 {
 		fmt.Fprintf(e.stdout, "%s: invalid: no rows\n", path)
 		return exitFailed
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %d samples (%s%s)\n", path, rows, r.FormatName(), warn)
+	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s)\n", path, counted(rows, "sample"), r.FormatName(), warn)
 	return exitOK
 }
