@@ -1,11 +1,11 @@
 package main
 
 import (
-	"strings"
 	"fmt"
 	"github.com/agenteval/agenteval/cache"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agenteval/agenteval"
