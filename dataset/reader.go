@@ -22,6 +22,9 @@ type RawRow struct {
 	Line int
 	Col  int
 	Data []byte
+	// Decoded is set by readers of other formats (traces, session logs),
+	// which build the sample as they read; Decode then returns it as is.
+	Decoded *Row
 }
 
 // Row is a decoded row. Sample is nil when the row was not a JSON object;
@@ -53,9 +56,19 @@ func (r *Row) Err() error {
 
 // Decode decodes and validates the row.
 func (rr RawRow) Decode() *Row {
-	row := &Row{RawRow: rr}
+	if rr.Decoded != nil {
+		return rr.Decoded
+	}
 	s, problems := DecodeSample(rr.Data)
+	row := rr.positioned(problems)
 	row.Sample = s
+	return row
+}
+
+// positioned turns problems found inside the row into positioned errors
+// and warnings, in the order they appear in the row.
+func (rr RawRow) positioned(problems []Problem) *Row {
+	row := &Row{RawRow: rr}
 	sortProblems(rr.Data, problems)
 	for _, p := range problems {
 		line, col := rr.position(problemOffset(rr.Data, p.Path))
