@@ -9,7 +9,7 @@ import (
 // shape is what detection learns from the first JSON value of a file: its
 // top-level keys, and a few of their values when they are short strings.
 type shape struct {
-	array  bool           // the file opens with '['
+	array  bool // the file opens with '['
 	keys   map[string]bool
 	str    map[string]string
 	first  *shape // the first element, for an array or a "data"/"messages" list
