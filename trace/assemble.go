@@ -40,19 +40,45 @@ func assemble(format, id string, recs []*record) *conv {
 	}
 	s := &agenteval.Sample{ID: id, UserInput: b.conversation(), Metadata: metadata(format, items)}
 	c.sample = s
+	c.problems = dedupe(c.problems)
 	if len(s.UserInput) == 0 {
 		c.problems = append(c.problems, errAt(c.pos, "no message content was recorded for this conversation: its model calls and tools carry no messages; "+
 			"turn content capture on in the instrumentation (for OpenTelemetry GenAI, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)"))
 	}
 	if len(other) > 0 {
-		name := other[0].name
-		msg := fmt.Sprintf("span %q carries no GenAI data and is not part of the conversation", name)
+		what := "span"
+		if other[0].fromLogs {
+			what = "event"
+		}
+		msg := fmt.Sprintf("%s %q carries no GenAI data and is not part of the conversation", what, other[0].name)
 		if len(other) > 1 {
-			msg = fmt.Sprintf("span %q and %d more carry no GenAI data and are not part of the conversation", name, len(other)-1)
+			msg = fmt.Sprintf("%s %q and %d more carry no GenAI data and are not part of the conversation", what, other[0].name, len(other)-1)
 		}
 		c.problems = append(c.problems, warnAt(other[0].pos, msg))
 	}
 	return c
+}
+
+// dedupe keeps the first of problems that say the same thing, and says
+// how many there were.
+func dedupe(ps []problem) []problem {
+	count := map[string]int{}
+	for _, p := range ps {
+		count[p.msg]++
+	}
+	var out []problem
+	for _, p := range ps {
+		n, ok := count[p.msg]
+		if !ok {
+			continue
+		}
+		delete(count, p.msg)
+		if n > 1 {
+			p.msg = fmt.Sprintf("%s (%d times; the first is at this place)", p.msg, n)
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // attachEvents folds per-message events into one model call per span, and
@@ -71,9 +97,9 @@ func attachEvents(recs []*record, c *conv) (items, other []*record) {
 	for _, r := range recs {
 		switch r.kind {
 		case kindOther:
-			if _, isSpan := spans[r.span]; !isSpan {
-				other = append(other, r)
-			}
+			other = append(other, r)
+			continue
+		case kindIgnored:
 			continue
 		case kindMessage:
 			g := groups[r.trace+"/"+r.span]
@@ -161,11 +187,11 @@ func moments(items []*record) []moment {
 		if a.t != b.t {
 			return a.t < b.t
 		}
+		if a.rec == b.rec {
+			return !a.end && b.end
+		}
 		if a.end != b.end {
 			return a.end
-		}
-		if a.rec == b.rec {
-			return false
 		}
 		if !a.end && a.rec.end != b.rec.end {
 			return a.rec.end > b.rec.end
@@ -298,6 +324,11 @@ func (b *builder) addInput(in []msg) {
 	}
 	k := 0
 	for k < len(rest) && k < len(have) && msgKey(rest[k]) == b.entries[have[k]].key {
+		// A tool result is kept as the model saw it, which may differ in
+		// form from what the tool span recorded.
+		if e := &b.entries[have[k]]; e.m.role == "tool" && rest[k].content != "" {
+			e.m.content = rest[k].content
+		}
 		k++
 	}
 	if k == len(have) {

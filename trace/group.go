@@ -15,6 +15,7 @@ const (
 	kindTool                // a tool execution
 	kindAgent               // an agent invocation: its name, maybe its input and output
 	kindMessage             // one message of an older per-message event
+	kindIgnored             // known, and deliberately not part of the conversation
 )
 
 // record is one span, event or log record of a span format, reduced to

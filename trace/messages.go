@@ -40,6 +40,16 @@ func structured(v any) any {
 	return v
 }
 
+// structuredAll is structured, and also unquotes a JSON string literal.
+func structuredAll(v any) any {
+	if s, ok := v.(string); ok && strings.HasPrefix(strings.TrimSpace(s), `"`) {
+		if d, err := decodeJSON(s); err == nil {
+			return d
+		}
+	}
+	return structured(v)
+}
+
 // text renders a value as message text: strings as they are, anything
 // else as compact JSON.
 func text(v any) string {

@@ -258,8 +258,11 @@ func mapTool(a attrs, spanName string, r *record) *toolExec {
 	t.call = parseArgs(structured(args), r.pos, "tool "+name, &r.problems)
 	t.call.name = name
 	t.call.id = a.str("gen_ai.tool.call.id", "tool.id", "tool_call.id")
-	if v, ok := a.val("gen_ai.tool.call.result", "output.value", "traceloop.entity.output"); ok {
+	if v, ok := a.val("gen_ai.tool.call.result", "output.value"); ok {
 		t.result, t.hasResult = text(v), true
+	} else if v, ok := a.val("traceloop.entity.output"); ok {
+		// OpenLLMetry writes the return value as JSON.
+		t.result, t.hasResult = text(structuredAll(v)), true
 	}
 	if r.errText != "" {
 		t.isError = true
@@ -329,7 +332,12 @@ func mapLog(lr *logspb.LogRecord, res resInfo, pos Pos) *record {
 		m, choice := eventMessage(name, a, lr.Body, r)
 		if m != nil {
 			r.kind, r.message, r.choice = kindMessage, m, choice
+		} else {
+			r.kind = kindIgnored
 		}
+	case "gen_ai.evaluation.result":
+		// Someone's scores of this conversation, not part of it.
+		r.kind = kindIgnored
 	}
 	return r
 }

@@ -4,4 +4,4 @@ import "errors"
 
 func stub(in *input) (convReader, error) { return nil, errors.New("not yet") }
 
-var openAgents, openLangChain, openInspect, openATIF, openClaude, openCodex, openCopilot = stub, stub, stub, stub, stub, stub, stub
+var openLangChain, openInspect, openATIF, openClaude, openCodex, openCopilot = stub, stub, stub, stub, stub, stub

@@ -57,6 +57,10 @@ func dump(t *testing.T, path, format string) []byte {
 func TestGolden(t *testing.T) {
 	cases := []struct{ file, format string }{
 		{"otel_genai.jsonl", ""},
+		{"otel_events.jsonl", ""},
+		{"openllmetry.json", ""},
+		{"openinference.jsonl", "openinference"},
+		{"openai_agents.jsonl", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
