@@ -23,14 +23,24 @@ import (
 // a nil value and its problem; a broken document ends the stream with a
 // *agenteval.PosError.
 func streamItems(r io.Reader, listKeys []string, yield itemFunc) error {
+	return streamJSON(r, listKeys, true, yield)
+}
+
+// streamValues is streamItems that passes arrays on whole: a line or a
+// document that is a list is one item.
+func streamValues(r io.Reader, yield itemFunc) error {
+	return streamJSON(r, nil, false, yield)
+}
+
+func streamJSON(r io.Reader, listKeys []string, expand bool, yield itemFunc) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	if b, err := br.Peek(3); err == nil && bytes.Equal(b, []byte{0xEF, 0xBB, 0xBF}) {
 		br.Discard(3)
 	}
 	if firstLineIsValue(br) {
-		return streamLines(br, listKeys, yield)
+		return streamLines(br, listKeys, expand, yield)
 	}
-	return streamDocument(br, listKeys, yield)
+	return streamDocument(br, listKeys, expand, yield)
 }
 
 // firstLineIsValue peeks at the first non-blank line.
@@ -50,7 +60,7 @@ func firstLineIsValue(br *bufio.Reader) bool {
 	}
 }
 
-func streamLines(br *bufio.Reader, listKeys []string, yield itemFunc) error {
+func streamLines(br *bufio.Reader, listKeys []string, expand bool, yield itemFunc) error {
 	line := 0
 	for {
 		data, err := br.ReadBytes('\n')
@@ -72,7 +82,9 @@ func streamLines(br *bufio.Reader, listKeys []string, yield itemFunc) error {
 				if !yield(nil, nil, pos, fmt.Errorf("malformed JSON line (%v); it is left out", perr)) {
 					return nil
 				}
-			} else if !yieldValue(body, pos, listKeys, yield) {
+			} else if !expand && !yield(body, nil, pos, nil) {
+				return nil
+			} else if expand && !yieldValue(body, pos, listKeys, yield) {
 				return nil
 			}
 		}
@@ -119,7 +131,7 @@ func yieldValue(body []byte, pos Pos, listKeys []string, yield itemFunc) bool {
 	return yield(body, nil, pos, nil)
 }
 
-func streamDocument(br *bufio.Reader, listKeys []string, yield itemFunc) error {
+func streamDocument(br *bufio.Reader, listKeys []string, expand bool, yield itemFunc) error {
 	lr := newLineReader(br)
 	dec := json.NewDecoder(lr)
 	w := &otlpWalker{dec: dec, lr: lr}
@@ -152,8 +164,24 @@ func streamDocument(br *bufio.Reader, listKeys []string, yield itemFunc) error {
 		if err != nil {
 			return fail(err)
 		}
-		switch t {
-		case json.Delim('['):
+		switch {
+		case t == json.Delim('[') && !expand:
+			var items []json.RawMessage
+			for dec.More() {
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					return fail(err)
+				}
+				items = append(items, raw)
+			}
+			if _, err := dec.Token(); err != nil {
+				return fail(err)
+			}
+			body, _ := json.Marshal(items)
+			if !yield(body, nil, lr.pos(off), nil) {
+				return nil
+			}
+		case t == json.Delim('['):
 			for dec.More() {
 				if ok, err := element(nil); !ok || err != nil {
 					return err
@@ -162,7 +190,7 @@ func streamDocument(br *bufio.Reader, listKeys []string, yield itemFunc) error {
 			if _, err := dec.Token(); err != nil {
 				return fail(err)
 			}
-		case json.Delim('{'):
+		case t == json.Delim('{'):
 			// Read the object key by key, streaming a batch list when
 			// there is one and keeping the other fields.
 			fields := map[string]json.RawMessage{}

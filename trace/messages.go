@@ -163,7 +163,8 @@ func contentText(v any, pos Pos, where string, probs *[]problem) (string, string
 					}
 				case "reasoning", "thinking":
 					reasoning = append(reasoning, str(pm, "reasoning", "thinking", "text", "content"))
-				case "redacted_thinking":
+				case "redacted_thinking", "tool_use", "tool_call", "function_call":
+					// Calls are read from the message's own call list.
 				default:
 					*probs = append(*probs, warnAt(pos, fmt.Sprintf("%s: content part %d has type %q, which is not text; left out", where, i, typ)))
 				}

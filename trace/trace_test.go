@@ -61,6 +61,13 @@ func TestGolden(t *testing.T) {
 		{"openllmetry.json", ""},
 		{"openinference.jsonl", "openinference"},
 		{"openai_agents.jsonl", ""},
+		{"langchain_messages.json", ""},
+		{"langgraph_state.jsonl", ""},
+		{"inspect_log.json", ""},
+		{"atif.json", ""},
+		{"claude_session.jsonl", ""},
+		{"codex_rollout.jsonl", ""},
+		{"copilot_events.jsonl", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
