@@ -164,4 +164,3 @@ func langChainRole(typ string) string {
 	}
 	return ""
 }
-

@@ -267,11 +267,11 @@ func openInput(path string) (*input, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("open dataset: %w", err)
 	}
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("open %s: it is a directory; give a file (agenteval import collects session logs from a folder)", path)
+		return nil, fmt.Errorf("open dataset %s: it is a directory; give a file (agenteval import collects session logs from a folder)", path)
 	}
 	return &input{name: path, f: f, close: f.Close}, nil
 }

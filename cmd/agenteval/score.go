@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/dataset"
 	"github.com/agenteval/agenteval/grade"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
@@ -30,6 +29,7 @@ type scoreFlags struct {
 	threshold float64
 	jobs      int
 	quiet     bool
+	input     inputFlags
 }
 
 func metricsHelp() string {
@@ -49,11 +49,18 @@ func newScoreCmd(e *env) *cobra.Command {
 	var f scoreFlags
 	cmd := &cobra.Command{
 		Use:   "score DATASET",
-		Short: "Score recorded conversations with one or more metrics",
-		Long: `Score every sample of a dataset (Ragas MultiTurnSample JSONL, OpenAI-messages
-JSONL, or a JSON array of either; "-" reads standard input) with the metrics
-given by --metric. Each sample becomes one result: its test_id is the row's
-id, else row-N.
+		Short: "Score recorded conversations or traces with one or more metrics",
+		Long: `Score every conversation of a file with the metrics given by --metric; "-"
+reads standard input. The file may be a dataset (Ragas MultiTurnSample JSONL,
+OpenAI-messages JSONL, or a JSON array of either) or what agents already
+record: OTLP JSON traces or logs (OpenTelemetry GenAI, OpenLLMetry,
+OpenInference), an OpenAI Agents SDK trace export, LangChain/LangGraph
+messages, an Inspect log, an ATIF trajectory, or a Claude Code, Codex or
+Copilot CLI session log. The format is detected from the content;
+--input-format forces one. Each conversation becomes one result: its test_id
+is the row's id (for traces the conversation id, else the trace id), else
+row-N. Traces carry no references: --reference FILE joins them by id from a
+JSONL of {"id", "reference", "reference_tool_calls", ...} rows.
 
 A metric takes settings in parentheses, and the settings name, weight,
 threshold, required and negate apply to every metric:
@@ -83,6 +90,7 @@ in .json) and still shows the table on a terminal.`,
 	fl.Float64Var(&f.threshold, "threshold", agenteval.DefaultThreshold, "score a sample and each metric must reach to pass")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "samples graded at once (default: one per CPU)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress or summary on stderr")
+	f.input.add(fl)
 	fl.StringArrayVar(&f.criteria, "criterion", nil, "a criterion for the rubrics metric (repeatable); adds rubrics when --metric lacks it")
 	f.judge.add(fl)
 	return cmd
@@ -196,9 +204,9 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	if err := checkNotSameFile(path, f.output); err != nil {
 		return err
 	}
-	src, err := dataset.Open(path)
+	src, err := f.input.open(path)
 	if err != nil {
-		return usageErr("%v", err)
+		return err
 	}
 	defer src.Close()
 
@@ -239,6 +247,9 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	})
 	sum.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	prog.stop()
+	for _, w := range src.Warnings() {
+		problems.print(w, true)
+	}
 	problems.finish()
 	if cerr := writers.Close(&sum); cerr != nil && err == nil {
 		err = cerr
