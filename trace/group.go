@@ -21,15 +21,16 @@ const (
 // record is one span, event or log record of a span format, reduced to
 // what a conversation needs.
 type record struct {
-	ord   int // order in the file
-	pos   Pos
-	conv  string // conversation id, when the record carries one
-	trace string
-	span  string // the span it is, or the span an event belongs to
-	name  string
-	start int64 // unix nanoseconds; 0 when unknown
-	end   int64
-	kind  kind
+	ord    int // order in the file
+	pos    Pos
+	conv   string // conversation id, when the record carries one
+	trace  string
+	span   string // the span it is, or the span an event belongs to
+	parent string
+	name   string
+	start  int64 // unix nanoseconds; 0 when unknown
+	end    int64
+	kind   kind
 
 	agent    string
 	model    string

@@ -116,7 +116,7 @@ var conversationKeys = []string{
 func mapSpan(sp *tracepb.Span, res resInfo, pos Pos) *record {
 	a := toAttrs(sp.Attributes)
 	r := &record{
-		pos: pos, trace: hexID(sp.TraceId), span: hexID(sp.SpanId), name: sp.Name,
+		pos: pos, trace: hexID(sp.TraceId), span: hexID(sp.SpanId), parent: hexID(sp.ParentSpanId), name: sp.Name,
 		start: int64(sp.StartTimeUnixNano), end: int64(sp.EndTimeUnixNano),
 		conv: a.str(conversationKeys...),
 	}

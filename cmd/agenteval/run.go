@@ -39,6 +39,7 @@ type runFlags struct {
 	resume    string
 	format    string
 	quiet     bool
+	otlp      otlpFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -79,6 +80,7 @@ the tests already in FILE.`,
 	fl.StringVar(&f.format, "format", "", "stdout format: table, jsonl or json (default: table on a terminal, else jsonl)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	f.judge.add(fl)
+	f.otlp.add(fl)
 	return cmd
 }
 
@@ -237,6 +239,11 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		writers = append(writers, newWriter(format, e.stdout, nil, e.color && format == "table"))
 	}
 
+	if err := f.otlp.start(); err != nil {
+		return err
+	}
+	defer f.otlp.stop(e, f.quiet)
+
 	var sum report.Summary
 	var sumMu sync.Mutex
 	var c counters
@@ -332,6 +339,7 @@ func (f *runFlags) options(s *suite.Suite) (run.Options, error) {
 	if err != nil {
 		return run.Options{}, usageErr("target %s: %s", ts.Name, provider.Redact(err.Error()))
 	}
+	agent = f.otlp.wrap(agent)
 	opt := run.Options{Agent: agent, Target: ts.Name, Concurrency: f.jobs, Trials: f.trials, Filter: f.filter}
 	if f.threshold != -1 {
 		th := f.threshold
