@@ -51,4 +51,3 @@ func (f *inputFlags) open(path string) (*trace.Source, error) {
 	}
 	return src, nil
 }
-
