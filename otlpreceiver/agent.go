@@ -116,6 +116,18 @@ func merge(resp *agenteval.AgentResponse, spans []trace.Span, conv string) {
 	if resp.Usage.InputTokens == 0 && resp.Usage.OutputTokens == 0 {
 		resp.Usage = trace.Usage(s)
 	}
+	// The reply's response id, for evaluation results that cite it.
+	if n := len(resp.Messages); n > 0 {
+		if id := lastResponseID(s.UserInput); id != "" {
+			last := &resp.Messages[n-1]
+			if _, ok := last.Metadata["response_id"]; !ok {
+				if last.Metadata == nil {
+					last.Metadata = map[string]any{}
+				}
+				last.Metadata["response_id"] = id
+			}
+		}
+	}
 	for _, m := range resp.Messages {
 		if len(m.ToolCalls) > 0 {
 			return
@@ -172,4 +184,13 @@ func newID(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return strings.ToLower(hex.EncodeToString(b))
+}
+
+func lastResponseID(c agenteval.Conversation) string {
+	for i := len(c) - 1; i >= 0; i-- {
+		if id, ok := c[i].Metadata["response_id"].(string); ok && id != "" {
+			return id
+		}
+	}
+	return ""
 }

@@ -110,6 +110,7 @@ func mapAgents(o *agentsObject, pos Pos) *record {
 		r.usage = agentsUsage(d["usage"])
 	case "response":
 		r.kind = kindLLM
+		r.respID = str(d, "response_id")
 		r.usage = agentsUsage(d["usage"])
 		r.problems = append(r.problems, warnAt(pos, "response spans carry only a response id (the SDK does not export the Responses API's messages); "+
 			"the conversation holds what the function and generation spans give"))

@@ -32,7 +32,7 @@ func assemble(format, id string, recs []*record) *conv {
 		case r.kind == kindTool:
 			b.addTool(r.tool)
 		case mo.end:
-			b.addOutput(r.output)
+			b.addOutput(r.output, r.respID)
 		default:
 			b.addSystem(r.system)
 			b.addInput(r.input)
@@ -367,8 +367,11 @@ func (b *builder) sinceLastAssistant(key string) bool {
 
 // addOutput adds what a model or agent returned, unless the conversation
 // already ends with it (an agent's answer is its last model call's).
-func (b *builder) addOutput(out []msg) {
+func (b *builder) addOutput(out []msg, respID string) {
 	for _, m := range out {
+		if m.role == "assistant" && m.respID == "" {
+			m.respID = respID
+		}
 		k := msgKey(m)
 		if n := len(b.entries); n > 0 && b.entries[n-1].key == k {
 			continue
@@ -468,6 +471,12 @@ func (m msg) message() agenteval.Message {
 			out.Metadata = map[string]any{}
 		}
 		out.Metadata["error"] = true
+	}
+	if m.respID != "" {
+		if out.Metadata == nil {
+			out.Metadata = map[string]any{}
+		}
+		out.Metadata["response_id"] = m.respID
 	}
 	if role == agenteval.RoleTool && out.Name == "" {
 		out.Name = ""

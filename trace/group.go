@@ -34,6 +34,7 @@ type record struct {
 
 	agent    string
 	model    string
+	respID   string // gen_ai.response.id of a model call
 	usage    usage
 	system   []string // system instructions given apart from the history
 	input    []msg
@@ -56,6 +57,7 @@ type msg struct {
 	name      string
 	reasoning string
 	isError   bool
+	respID    string
 }
 
 type call struct {

@@ -153,6 +153,7 @@ func mapSpan(sp *tracepb.Span, res resInfo, pos Pos) *record {
 		r.kind = kindLLM
 		mapContent(a, r)
 		r.usage = usageOf(a)
+		r.respID = a.str("gen_ai.response.id")
 	}
 	for _, ev := range sp.Events {
 		mapSpanEvent(ev, r)

@@ -52,7 +52,8 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"fakellm": fakeLLMCmd,
+			"fakellm":  fakeLLMCmd,
+			"otlpsink": otlpSinkCmd,
 			// exits N prog args... runs a program and checks its exit code;
 			// stdout and stderr are kept for the checks that follow.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {

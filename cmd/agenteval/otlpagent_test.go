@@ -97,6 +97,7 @@ func otlpAgentMain() int {
 		}
 		reply := "It is sunny."
 		_, chat := tracer.Start(actx, "chat fake-model", oteltrace.WithAttributes(attribute.String("gen_ai.operation.name", "chat"), conv,
+			attribute.String("gen_ai.response.id", fmt.Sprintf("chatcmpl-%d", len(req.Messages))),
 			attribute.String("gen_ai.output.messages", fmt.Sprintf(`[{"role":"assistant","parts":[{"type":"text","content":%q}],"finish_reason":"stop"}]`, reply)),
 			attribute.Int("gen_ai.usage.input_tokens", 60), attribute.Int("gen_ai.usage.output_tokens", 5)))
 		chat.End()

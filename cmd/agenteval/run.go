@@ -40,6 +40,7 @@ type runFlags struct {
 	format    string
 	quiet     bool
 	otlp      otlpFlags
+	otel      otelFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -81,6 +82,7 @@ the tests already in FILE.`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	f.judge.add(fl)
 	f.otlp.add(fl)
+	f.otel.add(fl)
 	return cmd
 }
 
@@ -231,6 +233,11 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		}
 		files = append(files, fh)
 		writers = append(writers, report.NewJUnit(fh))
+	}
+	if ow, err := f.otel.writer(e.stderr); err != nil {
+		return err
+	} else if ow != nil {
+		writers = append(writers, ow)
 	}
 	switch {
 	case e.stdoutTTY && f.format == "":

@@ -30,6 +30,7 @@ type scoreFlags struct {
 	jobs      int
 	quiet     bool
 	input     inputFlags
+	otel      otelFlags
 }
 
 func metricsHelp() string {
@@ -91,6 +92,7 @@ in .json) and still shows the table on a terminal.`,
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "samples graded at once (default: one per CPU)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress or summary on stderr")
 	f.input.add(fl)
+	f.otel.add(fl)
 	fl.StringArrayVar(&f.criteria, "criterion", nil, "a criterion for the rubrics metric (repeatable); adds rubrics when --metric lacks it")
 	f.judge.add(fl)
 	return cmd
@@ -224,6 +226,12 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		}
 	} else {
 		writers = append(writers, newWriter(format, e.stdout, names, e.color && format == "table"))
+	}
+
+	if ow, err := f.otel.writer(e.stderr); err != nil {
+		return err
+	} else if ow != nil {
+		writers = append(writers, ow)
 	}
 
 	var done atomic.Int64
