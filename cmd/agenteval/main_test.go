@@ -39,6 +39,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
+			env.Setenv("TRACEDATA", filepath.Join(filepath.Dir(examples), "trace", "testdata"))
 			// Scripts that go run an example agent share the build cache,
 			// so the agent compiles once, not once per script.
 			if cache, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {

@@ -85,7 +85,7 @@ Exit codes: 0 all passed or valid; 1 a test failed or a file is invalid;
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
-	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e))
+	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newImportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e))
 	return root
 }
 
