@@ -36,7 +36,7 @@ type agentsObject struct {
 	Error     map[string]any `json:"error"`
 }
 
-func scanAgents(r io.Reader, yield func(*record, error) bool) {
+func scanAgents(r io.Reader, _ bool, yield func(*record, error) bool) {
 	err := streamItems(r, []string{"data"}, func(raw json.RawMessage, _ map[string]json.RawMessage, pos Pos, bad error) bool {
 		if bad != nil {
 			return yield(&record{pos: pos, broken: true, problems: []problem{errAt(pos, bad.Error())}}, nil)

@@ -87,8 +87,9 @@ func (u *usage) add(o usage) {
 
 // scanFunc reads a span format's file from its start and yields its
 // records in file order. A *agenteval.PosError yielded as the error ends
-// the file there.
-type scanFunc func(r io.Reader, yield func(*record, error) bool)
+// the file there. With keysOnly, records need only their conversation and
+// trace ids (and broken): the first pass reads nothing else.
+type scanFunc func(r io.Reader, keysOnly bool, yield func(*record, error) bool)
 
 // grouped reads a span format in two passes. The first learns, for every
 // conversation, the order of its last record; the second collects each
@@ -123,7 +124,7 @@ func newGrouped(in *input, format string, scan scanFunc) (*grouped, error) {
 	lastConv := map[string]int{}
 	lastTrace := map[string]int{}
 	n := 0
-	for rec, err := range iter.Seq2[*record, error](func(yield func(*record, error) bool) { scan(r, yield) }) {
+	for rec, err := range iter.Seq2[*record, error](func(yield func(*record, error) bool) { scan(r, true, yield) }) {
 		if err != nil {
 			g.stopErr = err
 			break
@@ -156,7 +157,7 @@ func newGrouped(in *input, format string, scan scanFunc) (*grouped, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.next2, g.stop2 = iter.Pull2(iter.Seq2[*record, error](func(yield func(*record, error) bool) { scan(r, yield) }))
+	g.next2, g.stop2 = iter.Pull2(iter.Seq2[*record, error](func(yield func(*record, error) bool) { scan(r, false, yield) }))
 	return g, nil
 }
 
@@ -202,7 +203,9 @@ func (g *grouped) next() (*conv, error) {
 		}
 		k := g.keyOf(rec)
 		g.open[k] = append(g.open[k], rec)
-		if g.last[k] <= rec.ord {
+		// A group the first pass did not see (the file changed in
+		// between) stays open to the end.
+		if last, ok := g.last[k]; ok && last <= rec.ord {
 			g.emit(k)
 		}
 	}

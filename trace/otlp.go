@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -27,10 +31,15 @@ var protoJSON = protojson.UnmarshalOptions{DiscardUnknown: true}
 // scanOTLP walks the requests with a streaming decoder down to single
 // spans and log records, so that a request of any size is never held
 // whole. Each span is decoded into the official OTLP type and mapped.
-func scanOTLP(r io.Reader, yield func(*record, error) bool) {
-	lr := newLineReader(r)
+func scanOTLP(r io.Reader, keysOnly bool, yield func(*record, error) bool) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	if firstLineIsValue(br) {
+		scanOTLPLines(br, keysOnly, yield)
+		return
+	}
+	lr := newLineReader(br)
 	dec := json.NewDecoder(lr)
-	w := &otlpWalker{dec: dec, lr: lr, yield: yield}
+	w := &otlpWalker{dec: dec, lr: lr, yield: yield, keysOnly: keysOnly}
 	for {
 		start := w.offset()
 		t, err := dec.Token()
@@ -67,8 +76,9 @@ type otlpWalker struct {
 	dec     *json.Decoder
 	lr      *lineReader
 	yield   func(*record, error) bool
-	stopped bool
-	res     resInfo
+	stopped  bool
+	res      resInfo
+	keysOnly bool
 }
 
 // resInfo is what a resource tells about the spans under it.
@@ -270,6 +280,9 @@ func (w *otlpWalker) span() bool {
 		return false
 	}
 	pos := w.lr.pos(off)
+	if w.keysOnly {
+		return w.yield(keysOf(raw, pos), nil)
+	}
 	var sp tracepb.Span
 	if err := protoJSON.Unmarshal(raw, &sp); err != nil {
 		return w.yield(brokenRecord(pos, "span", err), nil)
@@ -285,12 +298,242 @@ func (w *otlpWalker) logRecord() bool {
 		return false
 	}
 	pos := w.lr.pos(off)
+	if w.keysOnly {
+		return w.yield(keysOf(raw, pos), nil)
+	}
 	var lr logspb.LogRecord
 	if err := protoJSON.Unmarshal(raw, &lr); err != nil {
 		return w.yield(brokenRecord(pos, "log record", err), nil)
 	}
 	return w.yield(mapLog(&lr, w.res, pos), nil)
 }
+
+// spanKeys is what grouping needs of a span or log record: its trace id
+// and conversation id. A record that will not decode in full is found
+// broken in the second pass.
+type spanKeys struct {
+	TraceID  string `json:"traceId"`
+	TraceID2 string `json:"trace_id"`
+	Attrs    []struct {
+		Key   string `json:"key"`
+		Value struct {
+			S *string `json:"stringValue"`
+		} `json:"value"`
+	} `json:"attributes"`
+}
+
+func keysOf(raw []byte, pos Pos) *record {
+	var k spanKeys
+	if err := json.Unmarshal(raw, &k); err != nil {
+		return &record{pos: pos, broken: true}
+	}
+	return k.record(pos)
+}
+
+func (k *spanKeys) record(pos Pos) *record {
+	r := &record{pos: pos}
+	id := k.TraceID
+	if id == "" {
+		id = k.TraceID2
+	}
+	if isHex(id) {
+		r.trace = strings.ToLower(id)
+	} else if b, err := base64.StdEncoding.DecodeString(id); err == nil {
+		r.trace = hexID(b)
+	}
+	for _, ck := range conversationKeys {
+		for _, a := range k.Attrs {
+			if a.Key == ck && a.Value.S != nil && *a.Value.S != "" {
+				r.conv = *a.Value.S
+				return r
+			}
+		}
+	}
+	return r
+}
+
+func isHex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// scanOTLPLines reads JSON lines of export requests, as the Collector's
+// file exporter writes them: each line is decoded whole into the official
+// request type, with no second parse. A span's column is where its id is.
+func scanOTLPLines(br *bufio.Reader, keysOnly bool, yield func(*record, error) bool) {
+	line := 0
+	for {
+		data, err := br.ReadBytes('\n')
+		if len(data) == 0 && err != nil {
+			if err != io.EOF {
+				yield(nil, err)
+			}
+			return
+		}
+		line++
+		body := bytes.TrimSpace(data)
+		if len(body) > 0 && !otlpLine(body, line, keysOnly, yield) {
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func otlpLine(body []byte, line int, keysOnly bool, yield func(*record, error) bool) bool {
+	lead := Pos{Line: line, Col: 1}
+	// A span is found by its id where it is the span's own, not a
+	// parent's: after a "spanId" key.
+	// Spans come in the order they are written, so each search starts
+	// where the last one ended.
+	cursor := 0
+	spanPos := func(id string) Pos {
+		if id == "" {
+			return lead
+		}
+		for from := cursor; ; {
+			i := bytes.Index(body[from:], []byte(`"`+id+`"`))
+			if i < 0 {
+				if from > 0 && cursor > 0 {
+					// Out of order after all: look from the start once.
+					cursor = 0
+					return spanPosFrom(body, id, line, lead)
+				}
+				return lead
+			}
+			at := from + i
+			before := bytes.TrimRight(body[:at], " \t\r\n")
+			if bytes.HasSuffix(before, []byte(":")) {
+				before = bytes.TrimRight(before[:len(before)-1], " \t\r\n")
+				if bytes.HasSuffix(before, []byte(`"spanId"`)) || bytes.HasSuffix(before, []byte(`"span_id"`)) {
+					cursor = at
+					return Pos{Line: line, Col: at + 1}
+				}
+			}
+			from = at + 1
+		}
+	}
+	hasLogs := bytes.Contains(body, []byte(`"resourceLogs"`)) || bytes.Contains(body, []byte(`"resource_logs"`))
+	hasSpans := bytes.Contains(body, []byte(`"resourceSpans"`)) || bytes.Contains(body, []byte(`"resource_spans"`))
+	if !hasSpans && !hasLogs || bytes.Contains(body, []byte(`"batches"`)) {
+		// Not the plain form (Tempo's wrappers, or not OTLP at all): walk
+		// it token by token, which also says what is wrong.
+		lr := newLineReader(bytes.NewReader(body))
+		w := &otlpWalker{dec: json.NewDecoder(lr), lr: lr, keysOnly: keysOnly, yield: func(r *record, err error) bool {
+			if r != nil {
+				r.pos = Pos{Line: line, Col: r.pos.Col}
+			}
+			if pe, ok := err.(*agenteval.PosError); ok {
+				pe.Line = line
+			}
+			return yield(r, err)
+		}}
+		if !w.expect('{') {
+			return false
+		}
+		return w.request()
+	}
+	if keysOnly {
+		var req struct {
+			RS []struct {
+				SS []struct {
+					Spans []spanKeys `json:"spans"`
+				} `json:"scopeSpans"`
+			} `json:"resourceSpans"`
+			RL []struct {
+				SL []struct {
+					Logs []spanKeys `json:"logRecords"`
+				} `json:"scopeLogs"`
+			} `json:"resourceLogs"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			return yield(&record{pos: lead, broken: true}, nil)
+		}
+		for _, rs := range req.RS {
+			for _, ss := range rs.SS {
+				for i := range ss.Spans {
+					if !yield(ss.Spans[i].record(lead), nil) {
+						return false
+					}
+				}
+			}
+		}
+		for _, rl := range req.RL {
+			for _, sl := range rl.SL {
+				for i := range sl.Logs {
+					if !yield(sl.Logs[i].record(lead), nil) {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	if hasSpans {
+		var req coltracepb.ExportTraceServiceRequest
+		if err := protoJSON.Unmarshal(body, &req); err != nil {
+			return yield(brokenRecord(lead, "export request", err), nil)
+		}
+		for _, rs := range req.ResourceSpans {
+			res := resInfo{service: toAttrs(rs.GetResource().GetAttributes()).str("service.name")}
+			for _, ss := range rs.ScopeSpans {
+				for _, sp := range ss.Spans {
+					if !yield(mapSpan(sp, res, spanPos(jsonID(sp.SpanId))), nil) {
+						return false
+					}
+				}
+			}
+		}
+	}
+	if hasLogs {
+		var req collogspb.ExportLogsServiceRequest
+		if err := protoJSON.Unmarshal(body, &req); err != nil {
+			return yield(brokenRecord(lead, "export request", err), nil)
+		}
+		for _, rl := range req.ResourceLogs {
+			res := resInfo{service: toAttrs(rl.GetResource().GetAttributes()).str("service.name")}
+			for _, sl := range rl.ScopeLogs {
+				for _, lg := range sl.LogRecords {
+					if !yield(mapLog(lg, res, lead), nil) {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// spanPosFrom finds a span's own id anywhere in its line.
+func spanPosFrom(body []byte, id string, line int, lead Pos) Pos {
+	for from := 0; ; {
+		i := bytes.Index(body[from:], []byte(`"`+id+`"`))
+		if i < 0 {
+			return lead
+		}
+		at := from + i
+		before := bytes.TrimRight(body[:at], " \t\r\n")
+		if bytes.HasSuffix(before, []byte(":")) {
+			before = bytes.TrimRight(before[:len(before)-1], " \t\r\n")
+			if bytes.HasSuffix(before, []byte(`"spanId"`)) || bytes.HasSuffix(before, []byte(`"span_id"`)) {
+				return Pos{Line: line, Col: at + 1}
+			}
+		}
+		from = at + 1
+	}
+}
+
+// jsonID is an id as the JSON text spelled it: protojson read the text as
+// base64, hex ids included (see hexID).
+func jsonID(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 func brokenRecord(pos Pos, what string, err error) *record {
 	return &record{pos: pos, broken: true, problems: []problem{errAt(pos, fmt.Sprintf("this %s could not be read as OTLP JSON: %v; it is left out", what, err))}}
