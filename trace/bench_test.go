@@ -19,7 +19,9 @@ import (
 func writeSpans(w io.Writer, conversations, perLine int) (spans int) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	defer bw.Flush()
-	str := func(k, v string) map[string]any { return map[string]any{"key": k, "value": map[string]any{"stringValue": v}} }
+	str := func(k, v string) map[string]any {
+		return map[string]any{"key": k, "value": map[string]any{"stringValue": v}}
+	}
 	num := func(k string, v int) map[string]any {
 		return map[string]any{"key": k, "value": map[string]any{"intValue": fmt.Sprint(v)}}
 	}

@@ -73,9 +73,9 @@ func scanOTLP(r io.Reader, keysOnly bool, yield func(*record, error) bool) {
 }
 
 type otlpWalker struct {
-	dec     *json.Decoder
-	lr      *lineReader
-	yield   func(*record, error) bool
+	dec      *json.Decoder
+	lr       *lineReader
+	yield    func(*record, error) bool
 	stopped  bool
 	res      resInfo
 	keysOnly bool
