@@ -19,6 +19,7 @@ package otelexport
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,6 +68,18 @@ type Exporter struct {
 // New starts an exporter. Spans are batched and sent in the background;
 // Close flushes them.
 func New(ctx context.Context, opt Options) (*Exporter, error) {
+	// Export headers usually carry credentials (Langfuse's Basic auth, an
+	// API key): no error message may show them.
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
+		for _, kv := range strings.Split(os.Getenv(k), ",") {
+			if _, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(v) != "" {
+				redact.Add(strings.TrimSpace(v))
+			}
+		}
+	}
+	for _, v := range opt.Headers {
+		redact.Add(v)
+	}
 	var eo []otlptracehttp.Option
 	if opt.Endpoint != "" {
 		eo = append(eo, otlptracehttp.WithEndpointURL(strings.TrimRight(opt.Endpoint, "/")+"/v1/traces"))
