@@ -205,15 +205,8 @@ func (r *Receiver) add(spans []trace.Span) {
 func (r *Receiver) take(conv, traceID string, since time.Time) []trace.Span {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ids := map[string]bool{}
-	if traceID != "" {
-		ids[traceID] = true
-	}
-	for t := range r.convs[conv] {
-		ids[t] = true
-	}
 	var out []trace.Span
-	for t := range ids {
+	for t := range r.turnTraces(conv, traceID) {
 		b := r.traces[t]
 		if b == nil {
 			continue
@@ -238,14 +231,7 @@ func (r *Receiver) take(conv, traceID string, since time.Time) []trace.Span {
 func (r *Receiver) pending(conv, traceID, rootSpan string, since time.Time) (n int, last time.Time, root bool, arrived <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ids := map[string]bool{}
-	if traceID != "" {
-		ids[traceID] = true
-	}
-	for t := range r.convs[conv] {
-		ids[t] = true
-	}
-	for t := range ids {
+	for t := range r.turnTraces(conv, traceID) {
 		b := r.traces[t]
 		if b == nil {
 			continue
@@ -264,4 +250,17 @@ func (r *Receiver) pending(conv, traceID, rootSpan string, since time.Time) (n i
 		}
 	}
 	return n, last, root, r.arrived
+}
+
+// turnTraces are the traces a turn's spans may be in: the one it was sent
+// with, and every one holding a span of the conversation. r.mu is held.
+func (r *Receiver) turnTraces(conv, traceID string) map[string]bool {
+	ids := map[string]bool{}
+	if traceID != "" {
+		ids[traceID] = true
+	}
+	for t := range r.convs[conv] {
+		ids[t] = true
+	}
+	return ids
 }

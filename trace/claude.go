@@ -26,18 +26,9 @@ func openClaude(in *input) (convReader, error) {
 }
 
 type claudeState struct {
-	s        seq
-	id       string
-	pos      Pos
-	started  bool
-	lastMsg  string // message.id of the assistant message being streamed
-	usageBy  map[string]usage
-	models   []string
-	cwd      string
-	left     countNote
-	first    int64
-	last     int64
-	problems []problem
+	session
+	lastMsg string // message.id of the assistant message being streamed
+	usageBy map[string]usage
 }
 
 func (st *claudeState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
@@ -45,20 +36,12 @@ func (st *claudeState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 	if l == nil {
 		return
 	}
-	if !st.started {
-		st.started, st.pos = true, pos
-	}
+	st.line(l, pos)
 	if st.id == "" {
 		st.id = str(l, "sessionId")
 	}
 	if st.cwd == "" {
 		st.cwd = str(l, "cwd")
-	}
-	if t := isoNanos(str(l, "timestamp")); t > 0 {
-		if st.first == 0 {
-			st.first = t
-		}
-		st.last = t
 	}
 	typ := str(l, "type")
 	switch typ {
@@ -120,8 +103,8 @@ func (st *claudeState) user(m map[string]any, pos Pos, probs *[]problem) {
 
 func (st *claudeState) assistant(m map[string]any, pos Pos, probs *[]problem) {
 	id := str(m, "id")
-	if model := str(m, "model"); model != "" && model != "<synthetic>" && !contains(st.models, model) {
-		st.models = append(st.models, model)
+	if model := str(m, "model"); model != "<synthetic>" {
+		st.model(model)
 	}
 	if u := obj(m["usage"]); u != nil && id != "" {
 		if st.usageBy == nil {
@@ -173,36 +156,8 @@ func (st *claudeState) assistant(m map[string]any, pos Pos, probs *[]problem) {
 }
 
 func (st *claudeState) done() *conv {
-	if !st.started {
-		return nil
-	}
-	md := map[string]any{"source_format": "claude"}
-	var u usage
 	for _, us := range st.usageBy {
-		u.add(us)
+		st.usage.add(us)
 	}
-	if u.set {
-		md["usage"] = usageMeta(u)
-	}
-	if len(st.models) > 0 {
-		md["models"] = st.models
-	}
-	if st.cwd != "" {
-		md["cwd"] = st.cwd
-	}
-	if st.last > st.first && st.first > 0 {
-		md["duration_ms"] = float64((st.last-st.first)/1000) / 1000
-	}
-	c := &conv{pos: st.pos, sample: newSample(st.id, st.s.conversation(), md)}
-	c.problems = st.left.problems()
-	return c
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return st.finish("claude")
 }

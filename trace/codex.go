@@ -26,16 +26,7 @@ func openCodex(in *input) (convReader, error) {
 }
 
 type codexState struct {
-	s       seq
-	id      string
-	pos     Pos
-	started bool
-	models  []string
-	cwd     string
-	usage   usage
-	left    countNote
-	first   int64
-	last    int64
+	session
 }
 
 func (st *codexState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
@@ -43,15 +34,7 @@ func (st *codexState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 	if l == nil {
 		return
 	}
-	if !st.started {
-		st.started, st.pos = true, pos
-	}
-	if t := isoNanos(str(l, "timestamp")); t > 0 {
-		if st.first == 0 {
-			st.first = t
-		}
-		st.last = t
-	}
+	st.line(l, pos)
 	typ := str(l, "type")
 	p := obj(l["payload"])
 	if p == nil {
@@ -71,9 +54,7 @@ func (st *codexState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 		}
 		st.cwd = str(p, "cwd")
 	case "turn_context":
-		if m := str(p, "model"); m != "" && !contains(st.models, m) {
-			st.models = append(st.models, m)
-		}
+		st.model(str(p, "model"))
 	case "event_msg":
 		if str(p, "type") == "token_count" {
 			if tu := obj(obj(p["info"])["total_token_usage"]); tu != nil {
@@ -158,24 +139,4 @@ func isCodexContext(s string) bool {
 	return false
 }
 
-func (st *codexState) done() *conv {
-	if !st.started {
-		return nil
-	}
-	md := map[string]any{"source_format": "codex"}
-	if st.usage.set {
-		md["usage"] = usageMeta(st.usage)
-	}
-	if len(st.models) > 0 {
-		md["models"] = st.models
-	}
-	if st.cwd != "" {
-		md["cwd"] = st.cwd
-	}
-	if st.last > st.first && st.first > 0 {
-		md["duration_ms"] = float64((st.last-st.first)/1000) / 1000
-	}
-	c := &conv{pos: st.pos, sample: newSample(st.id, st.s.conversation(), md)}
-	c.problems = st.left.problems()
-	return c
-}
+func (st *codexState) done() *conv { return st.finish("codex") }

@@ -23,16 +23,8 @@ func openCopilot(in *input) (convReader, error) {
 }
 
 type copilotState struct {
-	s       seq
-	id      string
-	pos     Pos
-	started bool
-	models  []string
-	usage   usage
-	calls   map[string]bool // tool calls the assistant messages made
-	left    countNote
-	first   int64
-	last    int64
+	session
+	calls map[string]bool // tool calls the assistant messages made
 }
 
 func (st *copilotState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
@@ -40,23 +32,13 @@ func (st *copilotState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 	if l == nil {
 		return
 	}
-	if !st.started {
-		st.started, st.pos = true, pos
-	}
-	if t := isoNanos(str(l, "timestamp")); t > 0 {
-		if st.first == 0 {
-			st.first = t
-		}
-		st.last = t
-	}
+	st.line(l, pos)
 	d := obj(l["data"])
 	switch typ := str(l, "type"); typ {
 	case "session.start":
 		st.id = str(d, "sessionId")
 	case "session.model_change":
-		if m := str(d, "newModel"); m != "" && !contains(st.models, m) {
-			st.models = append(st.models, m)
-		}
+		st.model(str(d, "newModel"))
 	case "user.message":
 		st.s.add(msg{role: "user", content: str(d, "content")})
 	case "assistant.message":
@@ -88,9 +70,7 @@ func (st *copilotState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 		}
 		st.s.result(msg{content: content, callID: str(d, "toolCallId"), isError: isErr})
 	case "assistant.usage":
-		if m := str(d, "model"); m != "" && !contains(st.models, m) {
-			st.models = append(st.models, m)
-		}
+		st.model(str(d, "model"))
 		if n, ok := intOf(d["inputTokens"]); ok {
 			st.usage.input, st.usage.set = st.usage.input+n, true
 		}
@@ -111,21 +91,4 @@ func (st *copilotState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 	}
 }
 
-func (st *copilotState) done() *conv {
-	if !st.started {
-		return nil
-	}
-	md := map[string]any{"source_format": "copilot"}
-	if st.usage.set {
-		md["usage"] = usageMeta(st.usage)
-	}
-	if len(st.models) > 0 {
-		md["models"] = st.models
-	}
-	if st.last > st.first && st.first > 0 {
-		md["duration_ms"] = float64((st.last-st.first)/1000) / 1000
-	}
-	c := &conv{pos: st.pos, sample: newSample(st.id, st.s.conversation(), md)}
-	c.problems = st.left.problems()
-	return c
-}
+func (st *copilotState) done() *conv { return st.finish("copilot") }

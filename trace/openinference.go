@@ -19,28 +19,13 @@ import (
 // indexed groups the attributes under prefix by their first index: for
 // "gen_ai.prompt." it returns {0: {"role": v, "tool_calls.0.name": v}}.
 func indexed(a attrs, prefix string) (map[int]map[string]any, []int) {
-	out := map[int]map[string]any{}
+	under := map[string]any{}
 	for k, v := range a {
-		rest, ok := strings.CutPrefix(k, prefix)
-		if !ok {
-			continue
+		if rest, ok := strings.CutPrefix(k, prefix); ok {
+			under[rest] = goValue(v)
 		}
-		num, field, _ := strings.Cut(rest, ".")
-		i, err := strconv.Atoi(num)
-		if err != nil || i < 0 {
-			continue
-		}
-		if out[i] == nil {
-			out[i] = map[string]any{}
-		}
-		out[i][field] = goValue(v)
 	}
-	idx := make([]int, 0, len(out))
-	for i := range out {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	return out, idx
+	return subIndexed(under, "")
 }
 
 // indexedMessages reads OpenLLMetry's gen_ai.prompt.N.* or
@@ -88,7 +73,7 @@ func subIndexed(f map[string]any, prefix string) (map[int]map[string]any, []int)
 		}
 		num, field, _ := strings.Cut(rest, ".")
 		i, err := strconv.Atoi(num)
-		if err != nil {
+		if err != nil || i < 0 {
 			continue
 		}
 		if out[i] == nil {

@@ -272,25 +272,12 @@ func (w *otlpWalker) scope(spans bool) bool {
 	})
 }
 
-func (w *otlpWalker) span() bool {
-	off := w.offset()
-	var raw json.RawMessage
-	if err := w.dec.Decode(&raw); err != nil {
-		w.fail(err)
-		return false
-	}
-	pos := w.lr.pos(off)
-	if w.keysOnly {
-		return w.yield(keysOf(raw, pos), nil)
-	}
-	var sp tracepb.Span
-	if err := protoJSON.Unmarshal(raw, &sp); err != nil {
-		return w.yield(brokenRecord(pos, "span", err), nil)
-	}
-	return w.yield(mapSpan(&sp, w.res, pos), nil)
-}
+func (w *otlpWalker) span() bool { return w.element(true) }
 
-func (w *otlpWalker) logRecord() bool {
+func (w *otlpWalker) logRecord() bool { return w.element(false) }
+
+// element reads one span or log record, whole, and maps it.
+func (w *otlpWalker) element(span bool) bool {
 	off := w.offset()
 	var raw json.RawMessage
 	if err := w.dec.Decode(&raw); err != nil {
@@ -300,6 +287,13 @@ func (w *otlpWalker) logRecord() bool {
 	pos := w.lr.pos(off)
 	if w.keysOnly {
 		return w.yield(keysOf(raw, pos), nil)
+	}
+	if span {
+		var sp tracepb.Span
+		if err := protoJSON.Unmarshal(raw, &sp); err != nil {
+			return w.yield(brokenRecord(pos, "span", err), nil)
+		}
+		return w.yield(mapSpan(&sp, w.res, pos), nil)
 	}
 	var lr logspb.LogRecord
 	if err := protoJSON.Unmarshal(raw, &lr); err != nil {
@@ -390,36 +384,23 @@ func scanOTLPLines(br *bufio.Reader, keysOnly bool, yield func(*record, error) b
 
 func otlpLine(body []byte, line int, keysOnly bool, yield func(*record, error) bool) bool {
 	lead := Pos{Line: line, Col: 1}
-	// A span is found by its id where it is the span's own, not a
-	// parent's: after a "spanId" key.
-	// Spans come in the order they are written, so each search starts
-	// where the last one ended.
+	// A span is found by its id where it is the span's own (after a
+	// "spanId" key), not a parent's. Spans come in the order they are
+	// written, so each search starts where the last one ended.
 	cursor := 0
 	spanPos := func(id string) Pos {
 		if id == "" {
 			return lead
 		}
-		for from := cursor; ; {
-			i := bytes.Index(body[from:], []byte(`"`+id+`"`))
-			if i < 0 {
-				if from > 0 && cursor > 0 {
-					// Out of order after all: look from the start once.
-					cursor = 0
-					return spanPosFrom(body, id, line, lead)
-				}
-				return lead
-			}
-			at := from + i
-			before := bytes.TrimRight(body[:at], " \t\r\n")
-			if bytes.HasSuffix(before, []byte(":")) {
-				before = bytes.TrimRight(before[:len(before)-1], " \t\r\n")
-				if bytes.HasSuffix(before, []byte(`"spanId"`)) || bytes.HasSuffix(before, []byte(`"span_id"`)) {
-					cursor = at
-					return Pos{Line: line, Col: at + 1}
-				}
-			}
-			from = at + 1
+		at := spanIDAt(body, id, cursor)
+		if at < 0 && cursor > 0 {
+			at = spanIDAt(body, id, 0)
 		}
+		if at < 0 {
+			return lead
+		}
+		cursor = at
+		return Pos{Line: line, Col: at + 1}
 	}
 	hasLogs := bytes.Contains(body, []byte(`"resourceLogs"`)) || bytes.Contains(body, []byte(`"resource_logs"`))
 	hasSpans := bytes.Contains(body, []byte(`"resourceSpans"`)) || bytes.Contains(body, []byte(`"resource_spans"`))
@@ -512,19 +493,20 @@ func otlpLine(body []byte, line int, keysOnly bool, yield func(*record, error) b
 	return true
 }
 
-// spanPosFrom finds a span's own id anywhere in its line.
-func spanPosFrom(body []byte, id string, line int, lead Pos) Pos {
-	for from := 0; ; {
+// spanIDAt finds where id stands as a span's own id in body, from offset
+// from on; -1 when it does not.
+func spanIDAt(body []byte, id string, from int) int {
+	for {
 		i := bytes.Index(body[from:], []byte(`"`+id+`"`))
 		if i < 0 {
-			return lead
+			return -1
 		}
 		at := from + i
 		before := bytes.TrimRight(body[:at], " \t\r\n")
 		if bytes.HasSuffix(before, []byte(":")) {
 			before = bytes.TrimRight(before[:len(before)-1], " \t\r\n")
 			if bytes.HasSuffix(before, []byte(`"spanId"`)) || bytes.HasSuffix(before, []byte(`"span_id"`)) {
-				return Pos{Line: line, Col: at + 1}
+				return at
 			}
 		}
 		from = at + 1

@@ -212,3 +212,67 @@ func (c *countNote) problems() []problem {
 func newSample(id string, c agenteval.Conversation, md map[string]any) *agenteval.Sample {
 	return &agenteval.Sample{ID: id, UserInput: c, Metadata: md}
 }
+
+// session is what the coding agents' logs share: one conversation per
+// file, and what is known about it.
+type session struct {
+	s       seq
+	id      string
+	pos     Pos
+	started bool
+	models  []string
+	cwd     string
+	usage   usage
+	left    countNote
+	first   int64
+	last    int64
+}
+
+// line notes a log line: where the session starts, and its timestamp.
+func (ss *session) line(l map[string]any, pos Pos) {
+	if !ss.started {
+		ss.started, ss.pos = true, pos
+	}
+	if t := isoNanos(str(l, "timestamp")); t > 0 {
+		if ss.first == 0 {
+			ss.first = t
+		}
+		ss.last = t
+	}
+}
+
+func (ss *session) model(m string) {
+	if m != "" && !contains(ss.models, m) {
+		ss.models = append(ss.models, m)
+	}
+}
+
+// finish builds the conversation; nil for an empty file.
+func (ss *session) finish(format string) *conv {
+	if !ss.started {
+		return nil
+	}
+	md := map[string]any{"source_format": format}
+	if ss.usage.set {
+		md["usage"] = usageMeta(ss.usage)
+	}
+	if len(ss.models) > 0 {
+		md["models"] = ss.models
+	}
+	if ss.cwd != "" {
+		md["cwd"] = ss.cwd
+	}
+	if ss.last > ss.first && ss.first > 0 {
+		md["duration_ms"] = float64((ss.last-ss.first)/1000) / 1000
+	}
+	return &conv{pos: ss.pos, sample: newSample(ss.id, ss.s.conversation(), md), problems: ss.left.problems()}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
