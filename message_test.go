@@ -115,12 +115,12 @@ func TestFeaturesAndString(t *testing.T) {
 			t.Errorf("Features lacks %s", k)
 		}
 	}
-	if s.Has(FieldRubrics) {
-		t.Error("Has(rubrics) on a sample without rubrics")
+	if _, ok := f[fieldRubrics]; ok {
+		t.Error("Features has rubrics on a sample without rubrics")
 	}
 	// A present-but-empty reference list is a feature: it means "no calls".
 	s.ReferenceToolCalls = []ToolCall{}
-	if !s.Has(FieldReferenceToolCalls) {
+	if _, ok := s.Features()[fieldReferenceToolCalls]; !ok {
 		t.Error("an empty reference_tool_calls should still be a feature")
 	}
 	str := restaurant().String()
@@ -141,13 +141,13 @@ func TestCombine(t *testing.T) {
 		want    float64
 		verdict Verdict
 	}{
-		{"nothing to grade passes", nil, 1, Pass},
-		{"weighted mean", []Score{sc(1, Pass, 3, false), sc(0, Fail, 1, false)}, 0.75, Fail},
-		{"required failure zeroes", []Score{sc(1, Pass, 1, false), sc(0.5, Fail, 1, true)}, 0, Fail},
-		{"skips do not count", []Score{sc(1, Pass, 1, false), sc(0, Skip, 1, false)}, 1, Pass},
-		{"errors make the verdict error", []Score{sc(1, Pass, 1, false), {Verdict: Error, Weight: 1}}, 1, Error},
-		{"zero weights are informational", []Score{sc(0, Fail, 0, false)}, 1, Pass},
-		{"only errors score 0", []Score{{Verdict: Error, Weight: 1}}, 0, Error},
+		{"nothing to grade passes", nil, 1, VerdictPass},
+		{"weighted mean", []Score{sc(1, VerdictPass, 3, false), sc(0, VerdictFail, 1, false)}, 0.75, VerdictFail},
+		{"required failure zeroes", []Score{sc(1, VerdictPass, 1, false), sc(0.5, VerdictFail, 1, true)}, 0, VerdictFail},
+		{"skips do not count", []Score{sc(1, VerdictPass, 1, false), sc(0, VerdictSkip, 1, false)}, 1, VerdictPass},
+		{"errors make the verdict error", []Score{sc(1, VerdictPass, 1, false), {Verdict: VerdictError, Weight: 1}}, 1, VerdictError},
+		{"zero weights are informational", []Score{sc(0, VerdictFail, 0, false)}, 1, VerdictPass},
+		{"only errors score 0", []Score{{Verdict: VerdictError, Weight: 1}}, 0, VerdictError},
 	}
 	for _, tt := range tests {
 		got, v := Combine(tt.scores, DefaultThreshold)
@@ -242,5 +242,30 @@ func TestTurns(t *testing.T) {
 	}
 	if len(Conversation{}.Turns()) != 0 {
 		t.Error("empty conversation has turns")
+	}
+}
+
+func TestPersonaText(t *testing.T) {
+	expert := (&SimulatedUser{Persona: "expert"}).PersonaText()
+	novice := (&SimulatedUser{Persona: "novice"}).PersonaText()
+	if !strings.Contains(expert, "An expert in this domain") || !strings.Contains(novice, "A newcomer to this domain") {
+		t.Fatalf("expert = %q, novice = %q", expert, novice)
+	}
+	tests := []struct{ in, want string }{
+		{"expert", expert},
+		{" EXPERT ", expert},
+		{"novice", novice},
+		{"non-expert", novice},
+		{"non_expert", novice},
+		{"Non-Expert", novice},
+		{"nonexpert", novice},
+		{"beginner", novice},
+		{"", ""},
+		{"  a grumpy retiree who types in capitals  ", "a grumpy retiree who types in capitals"},
+	}
+	for _, tt := range tests {
+		if got := (&SimulatedUser{Persona: tt.in}).PersonaText(); got != tt.want {
+			t.Errorf("PersonaText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }

@@ -25,11 +25,11 @@ type Sample struct {
 
 // The Ragas field names, in the order Ragas declares them.
 const (
-	FieldUserInput          = "user_input"
-	FieldReference          = "reference"
-	FieldReferenceToolCalls = "reference_tool_calls"
-	FieldRubrics            = "rubrics"
-	FieldReferenceTopics    = "reference_topics"
+	fieldUserInput          = "user_input"
+	fieldReference          = "reference"
+	fieldReferenceToolCalls = "reference_tool_calls"
+	fieldRubrics            = "rubrics"
+	fieldReferenceTopics    = "reference_topics"
 )
 
 // Features returns the sample's fields that are set, keyed by their Ragas
@@ -42,30 +42,24 @@ func (s *Sample) Features() map[string]any {
 		f["id"] = s.ID
 	}
 	if s.UserInput != nil {
-		f[FieldUserInput] = s.UserInput
+		f[fieldUserInput] = s.UserInput
 	}
 	if s.Reference != "" {
-		f[FieldReference] = s.Reference
+		f[fieldReference] = s.Reference
 	}
 	if s.ReferenceToolCalls != nil {
-		f[FieldReferenceToolCalls] = s.ReferenceToolCalls
+		f[fieldReferenceToolCalls] = s.ReferenceToolCalls
 	}
 	if s.Rubrics != nil {
-		f[FieldRubrics] = s.Rubrics
+		f[fieldRubrics] = s.Rubrics
 	}
 	if s.ReferenceTopics != nil {
-		f[FieldReferenceTopics] = s.ReferenceTopics
+		f[fieldReferenceTopics] = s.ReferenceTopics
 	}
 	if len(s.Metadata) > 0 {
 		f["metadata"] = s.Metadata
 	}
 	return f
-}
-
-// Has reports whether the named Ragas field is set on the sample.
-func (s *Sample) Has(field string) bool {
-	_, ok := s.Features()[field]
-	return ok
 }
 
 // String renders every set field as "name: value" lines. The conversation is

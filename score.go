@@ -3,14 +3,14 @@ package agenteval
 // Verdict is the outcome of a score or a test.
 type Verdict string
 
-// The verdicts. Error means the grader or the agent could not run (judge
+// The verdicts. VerdictError means the grader or the agent could not run (judge
 // down, bad judge output after repair, a field the metric needs is missing);
 // it is never used for a plain low score.
 const (
-	Pass  Verdict = "pass"
-	Fail  Verdict = "fail"
-	Skip  Verdict = "skip"
-	Error Verdict = "error"
+	VerdictPass  Verdict = "pass"
+	VerdictFail  Verdict = "fail"
+	VerdictSkip  Verdict = "skip"
+	VerdictError Verdict = "error"
 )
 
 // ExecutionStatus says whether a test ran to the end.
@@ -22,6 +22,19 @@ const (
 	StatusQualityFailure ExecutionStatus = "quality_failure"
 	StatusExecutionError ExecutionStatus = "execution_error"
 )
+
+// StatusOf is the execution status of a test or trial with verdict v: a
+// test that could not be graded or did not run (error, skip) ended in
+// execution_error; one that failed, in quality_failure.
+func StatusOf(v Verdict) ExecutionStatus {
+	switch v {
+	case VerdictPass:
+		return StatusOK
+	case VerdictFail:
+		return StatusQualityFailure
+	}
+	return StatusExecutionError
+}
 
 // DefaultThreshold is the score at or above which a grader or test passes.
 const DefaultThreshold = 0.8
@@ -98,9 +111,9 @@ type Score struct {
 // VerdictFor turns a score into pass or fail against a threshold.
 func VerdictFor(score, threshold float64) Verdict {
 	if score >= threshold-1e-12 {
-		return Pass
+		return VerdictPass
 	}
-	return Fail
+	return VerdictFail
 }
 
 // Combine aggregates graders' scores into one: the weighted mean of the
@@ -113,13 +126,13 @@ func Combine(scores []Score, threshold float64) (float64, Verdict) {
 	requiredFailed, errored, counted := false, false, 0
 	for _, s := range scores {
 		switch s.Verdict {
-		case Skip:
+		case VerdictSkip:
 			continue
-		case Error:
+		case VerdictError:
 			errored = true
 			continue
 		}
-		if s.Required && s.Verdict == Fail {
+		if s.Required && s.Verdict == VerdictFail {
 			requiredFailed = true
 		}
 		counted++
@@ -139,9 +152,9 @@ func Combine(scores []Score, threshold float64) (float64, Verdict) {
 	}
 	switch {
 	case errored:
-		return mean, Error
+		return mean, VerdictError
 	case requiredFailed:
-		return mean, Fail
+		return mean, VerdictFail
 	}
 	return mean, VerdictFor(mean, threshold)
 }

@@ -108,7 +108,7 @@ func TestSolve(t *testing.T) {
 	}
 
 	// The trace scores like any recorded conversation.
-	g, _ := grade.New(grade.Spec{Type: "tool_calls", Params: map[string]any{"mode": "any_order", "args_match": "ignore"}})
+	g, _ := grade.New(grade.Spec{Type: "tool_calls", Options: map[string]any{"mode": "any_order", "args_match": "ignore"}})
 	sample := run.Trace.Sample("14.25", []agenteval.ToolCall{{Name: "div", Args: map[string]any{"a": 3, "b": 4}}})
 	sc, err := g.Grade(context.Background(), agenteval.InputFromSample(sample))
 	if err != nil || sc.Score != 1 {

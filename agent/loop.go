@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -21,9 +22,12 @@ type ToolLoop struct {
 	// has none.
 	System string
 	Tools  []Tool
-	// MaxIterations bounds model calls per run; 0 means 10.
+	// MaxIterations bounds model calls per run (per turn, as an Agent); 0
+	// means 10.
 	MaxIterations int
 	Temperature   *float64
+	// MaxTokens bounds each reply; 0 leaves the provider's default.
+	MaxTokens int
 	// Extract, when set, turns the final answer into the run's result (see
 	// LastNumber); its failure ends the run with an error.
 	Extract func(answer string) (any, error)
@@ -35,6 +39,10 @@ type ToolLoop struct {
 
 	runs atomic.Int64
 }
+
+// ErrMaxIterations is wrapped by the error of a run that was still calling
+// tools when MaxIterations ran out.
+var ErrMaxIterations = errors.New("the model was still calling tools after the last allowed iteration")
 
 // Run is the outcome of one run.
 type Run struct {
@@ -60,14 +68,15 @@ func (l *ToolLoop) Solve(ctx context.Context, input string) *Run {
 	}
 	n := l.runs.Add(1)
 	runID := fmt.Sprintf("%s_%s_%04d", time.Now().Format("20060102_150405"), safeName(l.Name), n)
-	return l.run(ctx, runID, input, agenteval.Conversation{{Role: agenteval.RoleUser, Content: user}})
+	return l.run(ctx, runID, input, agenteval.Conversation{{Role: agenteval.RoleUser, Content: user}}, "call_")
 }
 
 // Respond makes a ToolLoop an agenteval.Agent: each turn runs the loop on
 // the conversation so far and returns the messages it added.
 func (l *ToolLoop) Respond(ctx context.Context, req *agenteval.AgentRequest) (*agenteval.AgentResponse, error) {
 	runID := fmt.Sprintf("%s_turn%d", req.ConversationID, req.Turn)
-	r := l.run(ctx, runID, lastUser(req.Messages), req.Messages)
+	// Call IDs carry the turn, so they stay unique across a conversation.
+	r := l.run(ctx, runID, lastUser(req.Messages), req.Messages, "call_"+strconv.Itoa(req.Turn)+"_")
 	added := r.Trace.Messages[len(r.Trace.Messages)-r.added():]
 	resp := &agenteval.AgentResponse{Messages: added, Usage: r.Trace.Usage}
 	if r.Err != nil {
@@ -105,7 +114,9 @@ func (l *ToolLoop) component() string {
 	return "agent"
 }
 
-func (l *ToolLoop) run(ctx context.Context, runID, input string, history agenteval.Conversation) *Run {
+// run loops from history. Calls the model leaves without an ID get
+// idPrefix + iteration + "_" + index.
+func (l *ToolLoop) run(ctx context.Context, runID, input string, history agenteval.Conversation, idPrefix string) *Run {
 	tr := &Trace{RunID: runID, Input: input}
 	run := &Run{Trace: tr}
 	msgs := append(agenteval.Conversation(nil), history...)
@@ -136,10 +147,13 @@ func (l *ToolLoop) run(ctx context.Context, runID, input string, history agentev
 		}
 		return run
 	}
+	if l.Model == nil {
+		return finish(EndError, errors.New("the ToolLoop has no Model; set Model, for example from provider.OpenSpec(\"openai:gpt-4o-mini\")"))
+	}
 	for iter := 1; iter <= limit; iter++ {
 		start := time.Now()
 		tr.add(Event{Type: EventLLMCall, Component: "model", Time: start, Data: map[string]any{"iteration": iter, "messages": len(msgs)}})
-		resp, err := l.Model.Generate(ctx, &agenteval.ModelRequest{Messages: msgs, Tools: specs, Temperature: l.Temperature})
+		resp, err := l.Model.Generate(ctx, &agenteval.ModelRequest{Messages: msgs, Tools: specs, Temperature: l.Temperature, MaxTokens: l.MaxTokens})
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
 			tr.add(Event{Type: EventLLMResponse, Component: "model", Time: time.Now(), DurationMS: ms, Data: map[string]any{"error": err.Error()}})
@@ -150,7 +164,7 @@ func (l *ToolLoop) run(ctx context.Context, runID, input string, history agentev
 		msg.Role = agenteval.RoleAssistant
 		for i := range msg.ToolCalls {
 			if msg.ToolCalls[i].ID == "" {
-				msg.ToolCalls[i].ID = "call_" + strconv.Itoa(iter) + "_" + strconv.Itoa(i)
+				msg.ToolCalls[i].ID = idPrefix + strconv.Itoa(iter) + "_" + strconv.Itoa(i)
 			}
 		}
 		msgs = append(msgs, msg)
@@ -160,6 +174,9 @@ func (l *ToolLoop) run(ctx context.Context, runID, input string, history agentev
 		}
 		tr.add(Event{Type: EventLLMResponse, Component: "model", Time: time.Now(), DurationMS: ms, Data: map[string]any{"content": msg.Content, "tool_calls": calls}})
 		if len(msg.ToolCalls) == 0 {
+			if msg.Content == "" {
+				return finish(EndError, fmt.Errorf("iteration %d: the model returned an empty reply (finish reason %q)", iter, resp.FinishReason))
+			}
 			run.Answer = msg.Content
 			if l.Extract != nil {
 				t0 := time.Now()
@@ -181,7 +198,7 @@ func (l *ToolLoop) run(ctx context.Context, runID, input string, history agentev
 			msgs = append(msgs, agenteval.Message{Role: agenteval.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: result})
 		}
 	}
-	return finish(EndMaxIterations, fmt.Errorf("no final answer within %d iterations", limit))
+	return finish(EndMaxIterations, fmt.Errorf("%w (no final answer within %d iterations)", ErrMaxIterations, limit))
 }
 
 // execute runs one tool call. Unknown tools, undecodable arguments, tool

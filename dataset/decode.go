@@ -11,7 +11,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/jsonpos"
-	"github.com/agenteval/agenteval/internal/jsonx"
+	"github.com/agenteval/agenteval/internal/strictjson"
 	"github.com/agenteval/agenteval/internal/suggest"
 )
 
@@ -60,9 +60,9 @@ func DecodeSample(raw []byte) (*agenteval.Sample, []Problem) {
 
 func (d *decoder) row(raw []byte) *agenteval.Sample {
 	var v any
-	if err := jsonx.Decode(raw, &v); err != nil {
+	if err := strictjson.Decode(raw, &v); err != nil {
 		var se *json.SyntaxError
-		var te *jsonx.TrailingError
+		var te *strictjson.TrailingError
 		switch {
 		case errors.As(err, &te):
 			d.problems = append(d.problems, Problem{Path: jsonpos.Path{syntaxOffset(te.Offset + 1)}, Msg: "malformed JSON: unexpected text after the row's closing brace; each row must be one complete JSON object"})
@@ -432,7 +432,7 @@ func (d *decoder) args(p jsonpos.Path, v any, reference bool) (map[string]any, s
 			return map[string]any{}, ""
 		}
 		var decoded any
-		err := jsonx.Decode([]byte(inner), &decoded)
+		err := strictjson.Decode([]byte(inner), &decoded)
 		if err == nil {
 			if m, ok := decoded.(map[string]any); ok {
 				return m, ""
@@ -524,7 +524,7 @@ func problemOffset(raw []byte, p jsonpos.Path) int {
 // results. Problems are joined into one error naming the JSON path.
 func DecodeMessages(data []byte) (agenteval.Conversation, error) {
 	var v any
-	if err := jsonx.Decode(data, &v); err != nil {
+	if err := strictjson.Decode(data, &v); err != nil {
 		return nil, fmt.Errorf("messages are not valid JSON: %w", err)
 	}
 	items, ok := v.([]any)

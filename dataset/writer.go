@@ -61,9 +61,9 @@ func toRagasCalls(cs []agenteval.ToolCall) []ragasToolCall {
 	return out
 }
 
-// ToRagas returns the sample in Ragas's MultiTurnSample JSON form. System
+// toRagas returns the sample in Ragas's MultiTurnSample JSON form. System
 // messages, which Ragas has no type for, are written with type "system".
-func ToRagas(s *agenteval.Sample) any {
+func toRagas(s *agenteval.Sample) any {
 	row := ragasRow{
 		ID:        s.ID,
 		Reference: s.Reference,
@@ -101,7 +101,7 @@ func NewWriter(w io.Writer) *Writer { return &Writer{bw: bufio.NewWriter(w)} }
 
 // Write writes one sample as one line.
 func (w *Writer) Write(s *agenteval.Sample) error {
-	b, err := json.Marshal(ToRagas(s))
+	b, err := json.Marshal(toRagas(s))
 	if err != nil {
 		return fmt.Errorf("encode sample %q: %w", s.ID, err)
 	}
@@ -115,9 +115,9 @@ func (w *Writer) Write(s *agenteval.Sample) error {
 // Flush writes any buffered rows.
 func (w *Writer) Flush() error { return w.bw.Flush() }
 
-// CSVHeader is the fixed header of a CSV export. Unlike Ragas, which takes
+// csvHeader is the fixed header of a CSV export. Unlike Ragas, which takes
 // the header from the first row, every row has every column.
-var CSVHeader = []string{"id", "user_input", "reference", "reference_tool_calls", "reference_topics", "rubrics", "sample_json"}
+var csvHeader = []string{"id", "user_input", "reference", "reference_tool_calls", "reference_topics", "rubrics", "sample_json"}
 
 // CSVWriter exports samples to CSV: one row per sample, with the conversation
 // rendered by Pretty, reference fields as JSON, and the whole sample as Ragas
@@ -134,7 +134,7 @@ func NewCSVWriter(w io.Writer) *CSVWriter { return &CSVWriter{cw: csv.NewWriter(
 func (w *CSVWriter) Write(s *agenteval.Sample) error {
 	if !w.started {
 		w.started = true
-		if err := w.cw.Write(CSVHeader); err != nil {
+		if err := w.cw.Write(csvHeader); err != nil {
 			return fmt.Errorf("write csv header: %w", err)
 		}
 	}
@@ -145,7 +145,7 @@ func (w *CSVWriter) Write(s *agenteval.Sample) error {
 		b, _ := json.Marshal(v)
 		return string(b)
 	}
-	whole, err := json.Marshal(ToRagas(s))
+	whole, err := json.Marshal(toRagas(s))
 	if err != nil {
 		return fmt.Errorf("encode sample %q: %w", s.ID, err)
 	}

@@ -1,18 +1,29 @@
 // Package evaltest runs eval files inside go test, against an agent written
-// in Go: each test of the suite becomes a subtest, and a failure says which
-// turn, which criterion, and why (the judge's reason, or the check's
-// evidence).
+// in Go, as analysistest runs analyzers: each test of the suite is a
+// subtest named after its id (so go test -run 'TestBooking/books' runs only
+// that one), and a failure says which turn, which criterion, and why (the
+// judge's reason, or the check's evidence).
 //
 //	func TestBookingAgent(t *testing.T) {
 //		evaltest.Run(t, "testdata/booking.yaml", myAgent, evaltest.Options{})
 //	}
 //
-// It imports the root package, suite, run, judge and provider (with the
-// openai, anthropic and gemini adapters, so a suite's judge: works).
+// The selected tests run together, as many conversations at once as the
+// runner allows, whatever go test's -parallel says; their subtests report
+// as each finishes. A suite that names its judge (judge: openai:...)
+// opens it through package provider, so import the adapter it needs, as
+// database/sql drivers are imported:
+//
+//	import _ "github.com/agenteval/agenteval/provider/openai"
+//
+// Only the adapters a test imports are compiled into it.
+//
+// It imports the root package, cache, suite, run, judge and provider.
 package evaltest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -20,11 +31,9 @@ import (
 	"testing"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
-	_ "github.com/agenteval/agenteval/provider/anthropic" // a suite's judge may name any provider
-	_ "github.com/agenteval/agenteval/provider/gemini"
-	_ "github.com/agenteval/agenteval/provider/openai"
 	"github.com/agenteval/agenteval/run"
 	"github.com/agenteval/agenteval/suite"
 )
@@ -33,9 +42,11 @@ import (
 // AGENTEVAL_JUDGE) and runs every test.
 type Options struct {
 	// Judge grades string assertions; nil means the suite's judge:, then
-	// AGENTEVAL_JUDGE.
+	// AGENTEVAL_JUDGE. Judges opened from a spec are cached under
+	// .agenteval/cache in the package's folder.
 	Judge *judge.Judge
-	// Filter selects tests by id (path.Match syntax).
+	// Filter selects tests by id (path.Match syntax); go test -run selects
+	// among them.
 	Filter      string
 	Concurrency int
 	Threshold   *float64
@@ -47,53 +58,88 @@ type Options struct {
 }
 
 // Run loads the eval file and runs its tests against agent, each reported
-// as a subtest named after the test's id. It returns the results.
-func Run(t *testing.T, path string, agent agenteval.Agent, opt Options) []*agenteval.Result {
+// as a subtest named after the test's id. The tests that go test -run
+// selects run side by side, with their depends_on; each subtest waits for
+// its own result.
+func Run(t *testing.T, path string, agent agenteval.Agent, opt Options) {
 	t.Helper()
-	results, err := Results(path, agent, opt)
+	s, ropt, err := prepare(path, agent, opt)
 	if err != nil {
 		t.Fatalf("evaltest: %v", err)
 	}
-	for _, r := range results {
-		t.Run(r.TestID, func(t *testing.T) {
-			t.Helper()
-			switch r.Verdict {
-			case agenteval.Skip:
-				t.Skip(r.Error)
-			case agenteval.Pass:
-				t.Logf("score %.3f", r.Score)
-			default:
-				t.Error(Explain(r))
-			}
+	tests, err := run.Selected(s, opt.Filter)
+	if err != nil {
+		t.Fatalf("evaltest: %v", err)
+	}
+	// Each subtest that go test -run selects says so before it pauses
+	// (t.Parallel); once all have, the chosen tests run together.
+	var mu sync.Mutex
+	chosen := map[string]chan *agenteval.Result{}
+	for _, tc := range tests {
+		ch := make(chan *agenteval.Result, 1)
+		t.Run(tc.ID, func(t *testing.T) {
+			mu.Lock()
+			chosen[tc.ID] = ch
+			mu.Unlock()
+			t.Parallel()
+			report(t, <-ch)
 		})
 	}
-	return results
+	if len(chosen) == 0 {
+		return
+	}
+	sub := *s
+	sub.Tests = nil
+	for _, tc := range tests {
+		if _, ok := chosen[tc.ID]; ok {
+			sub.Tests = append(sub.Tests, *tc)
+		}
+	}
+	ctx := t.Context()
+	go func() {
+		err := run.RunSuite(ctx, &sub, ropt, func(r *agenteval.Result) error {
+			if ch := chosen[r.TestID]; ch != nil {
+				ch <- r
+				chosen[r.TestID] = nil
+			}
+			return nil
+		})
+		// A test the run could not finish (rejected credentials, a
+		// cancelled run) still ends its subtest, with the reason.
+		if err == nil {
+			err = errors.New("the run ended without a result for this test")
+		}
+		for id, ch := range chosen {
+			if ch != nil {
+				ch <- &agenteval.Result{TestID: id, Verdict: agenteval.VerdictError, ExecutionStatus: agenteval.StatusExecutionError, Error: err.Error()}
+			}
+		}
+	}()
+}
+
+// report ends a subtest as its result says.
+func report(t *testing.T, r *agenteval.Result) {
+	t.Helper()
+	switch r.Verdict {
+	case agenteval.VerdictSkip:
+		t.Skip(r.Error)
+	case agenteval.VerdictPass:
+		t.Logf("score %.3f", r.Score)
+	default:
+		t.Error(Explain(r))
+	}
 }
 
 // Results runs the eval file against agent and returns the results in the
 // file's order, without reporting anything.
-func Results(path string, agent agenteval.Agent, opt Options) ([]*agenteval.Result, error) {
-	j, err := opt.judgeFor()
+func Results(ctx context.Context, path string, agent agenteval.Agent, opt Options) ([]*agenteval.Result, error) {
+	s, ropt, err := prepare(path, agent, opt)
 	if err != nil {
 		return nil, err
-	}
-	s, err := suite.Load(path, suite.Options{JudgeAvailable: j != nil, SimulatorAvailable: opt.Simulator != nil})
-	if err != nil {
-		return nil, err
-	}
-	if j == nil && s.Judge != nil {
-		m, err := provider.OpenSpec(s.Judge.Model)
-		if err != nil {
-			return nil, fmt.Errorf("judge: %w", err)
-		}
-		j = &judge.Judge{Model: m, Name: s.Judge.Model, Samples: s.Judge.Samples, Cache: &judge.Cache{Dir: judge.DefaultCacheDir}}
 	}
 	var mu sync.Mutex
 	byID := map[string]*agenteval.Result{}
-	err = run.RunSuite(context.Background(), s, run.Options{
-		Agent: agent, Target: "go", Judge: j, Concurrency: opt.Concurrency, Threshold: opt.Threshold, Trials: opt.Trials, Filter: opt.Filter,
-		Simulator: opt.Simulator, SimulatorName: opt.SimulatorName, OpenModel: provider.OpenSpec, SimulatorCache: simCache(j),
-	}, func(r *agenteval.Result) error {
+	err = run.RunSuite(ctx, s, ropt, func(r *agenteval.Result) error {
 		mu.Lock()
 		byID[r.TestID] = r
 		mu.Unlock()
@@ -112,18 +158,46 @@ func Results(path string, agent agenteval.Agent, opt Options) ([]*agenteval.Resu
 	return out, nil
 }
 
-func (o Options) judgeFor() (*judge.Judge, error) {
-	if o.Judge != nil {
-		return o.Judge, nil
-	}
-	if spec := os.Getenv("AGENTEVAL_JUDGE"); spec != "" {
-		m, err := provider.OpenSpec(spec)
+// prepare loads the suite and the runner's options: the judge, and how
+// to open a test's user.model.
+func prepare(path string, agent agenteval.Agent, opt Options) (*suite.Suite, run.Options, error) {
+	store := &cache.Store{Dir: cache.Dir()}
+	open := func(spec string) (agenteval.Model, error) {
+		cfg, err := provider.ParseSpec(spec)
 		if err != nil {
-			return nil, fmt.Errorf("AGENTEVAL_JUDGE: %w", err)
+			return nil, err
 		}
-		return &judge.Judge{Model: m, Name: spec, Cache: &judge.Cache{Dir: judge.DefaultCacheDir}}, nil
+		m, err := provider.Open(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return cache.Wrap(m, cfg.String()+" "+cfg.BaseURL, store), nil
 	}
-	return nil, nil
+	j := opt.Judge
+	if j == nil {
+		if spec := os.Getenv("AGENTEVAL_JUDGE"); spec != "" {
+			m, err := open(spec)
+			if err != nil {
+				return nil, run.Options{}, fmt.Errorf("AGENTEVAL_JUDGE: %w", err)
+			}
+			j = &judge.Judge{Model: m, Name: spec}
+		}
+	}
+	s, err := suite.Load(path, suite.Options{JudgeAvailable: j != nil, SimulatorAvailable: opt.Simulator != nil})
+	if err != nil {
+		return nil, run.Options{}, err
+	}
+	if j == nil && s.Judge != nil {
+		m, err := open(s.Judge.Model)
+		if err != nil {
+			return nil, run.Options{}, fmt.Errorf("judge: %w", err)
+		}
+		j = &judge.Judge{Model: m, Name: s.Judge.Model, Samples: s.Judge.Samples}
+	}
+	return s, run.Options{
+		Agent: agent, Target: "go", Judge: j, Concurrency: opt.Concurrency, Threshold: opt.Threshold, Trials: opt.Trials,
+		Simulator: opt.Simulator, SimulatorName: opt.SimulatorName, OpenModel: open,
+	}, nil
 }
 
 // Explain says why a test did not pass: its score, then each failed turn or
@@ -144,7 +218,7 @@ func Explain(r *agenteval.Result) string {
 }
 
 func explainScore(b *strings.Builder, s agenteval.Score, indent string) {
-	if s.Verdict == agenteval.Pass || s.Verdict == agenteval.Skip {
+	if s.Verdict == agenteval.VerdictPass || s.Verdict == agenteval.VerdictSkip {
 		return
 	}
 	fmt.Fprintf(b, "\n%s%s: %s %.3f", indent, s.Name, s.Verdict, s.Score)
@@ -160,13 +234,4 @@ func explainScore(b *strings.Builder, s agenteval.Score, indent string) {
 			fmt.Fprintf(b, "\n%s    because: %s", indent, a.Evidence)
 		}
 	}
-}
-
-// simCache replays simulated users' replies from the judge's cache, when
-// the judge has one.
-func simCache(j *judge.Judge) *judge.Cache {
-	if j == nil {
-		return nil
-	}
-	return j.Cache
 }

@@ -8,102 +8,95 @@ import (
 )
 
 // Budget graders check what a run cost: time, tokens, money, turns and tool
-// calls. Each takes max (and latency also threshold_ms, AgentV's name).
+// calls.
 
-func init() {
-	register("latency", "the agent answered within max milliseconds (per turn, or for the whole conversation)", budget("latency", func(in *agenteval.GradeInput) (float64, bool) {
-		if in.Stats == nil {
-			return 0, false
-		}
-		return in.Stats.LatencyMS, true
-	}, "ms", "threshold_ms"))
-	register("token_usage", "the agent used at most max tokens (input + output)", budget("token_usage", func(in *agenteval.GradeInput) (float64, bool) {
-		if in.Stats == nil {
-			return 0, false
-		}
-		return float64(in.Stats.Usage.InputTokens + in.Stats.Usage.OutputTokens), true
-	}, "tokens", "max_tokens"))
-	register("cost", "the agent's calls cost at most max US dollars", budget("cost", func(in *agenteval.GradeInput) (float64, bool) {
-		if in.Stats == nil || in.Stats.Usage.CostUSD == nil {
-			return 0, false
-		}
-		return *in.Stats.Usage.CostUSD, true
-	}, "USD", "max_cost"))
-	register("max_turns", "the conversation took at most max turns", budget("max_turns", func(in *agenteval.GradeInput) (float64, bool) {
-		if in.Stats == nil {
-			return float64(len(in.Transcript.Turns())), true
-		}
-		return float64(in.Stats.Turns), true
-	}, "turns", "turns"))
-	register("tool_call_count", "the agent made at most max tool calls (and at least min)", newToolCallCount)
+// Budget is the options of latency, token_usage, cost and max_turns.
+type Budget struct {
+	Max *float64 `json:"max" doc:"the most allowed"`
 }
 
-// budget builds a grader that passes when measure(in) <= max.
-func budget(name string, measure func(*agenteval.GradeInput) (float64, bool), unit, alias string) func(map[string]any) (gradeFunc, error) {
-	return func(params map[string]any) (gradeFunc, error) {
-		var cfg struct {
-			Max   *float64 `json:"max"`
-			Alias *float64 `json:"-"`
-		}
-		raw := map[string]any{}
-		for k, v := range params {
-			raw[k] = v
-		}
-		if v, ok := raw[alias]; ok {
-			delete(raw, alias)
-			if _, dup := raw["max"]; dup {
-				return nil, fmt.Errorf("give max or %s, not both", alias)
-			}
-			raw["max"] = v
-		}
-		if err := decodeParams(raw, &cfg, "max"); err != nil {
-			return nil, err
-		}
-		if cfg.Max == nil || *cfg.Max < 0 {
+// budget defines a grader that passes when measure(in) <= max. alias is
+// AgentV's name for max.
+func budget(name, doc, unit, alias string, measure func(*agenteval.GradeInput) (float64, bool)) *Definition {
+	d := Definition{Name: name, Doc: doc, Params: []Param{{Name: "max", Aliases: []string{alias}, Doc: "the most " + unit + " allowed"}}}
+	return deterministic(d, func(o Budget, _ Env) (Func, error) {
+		if o.Max == nil || *o.Max < 0 {
 			return nil, fmt.Errorf("needs max: the most %s allowed", unit)
 		}
-		limit := *cfg.Max
-		return func(_ context.Context, in *agenteval.GradeInput) (outcome, error) {
+		limit := *o.Max
+		return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
 			got, ok := measure(in)
 			if !ok {
-				return outcome{}, fmt.Errorf("%s cannot be measured here: the run recorded no %s (a recorded sample, or no price for the model)", name, unit)
+				return Outcome{}, fmt.Errorf("%s cannot be measured here: the run recorded no %s (a recorded sample, or no price for the model)", name, unit)
 			}
 			text := fmt.Sprintf("%s at most %s %s", name, fmtNum(limit), unit)
 			return binary(text, got <= limit, fmt.Sprintf("%s %s", fmtNum(got), unit)), nil
 		}, nil
-	}
+	})
 }
 
-func newToolCallCount(params map[string]any) (gradeFunc, error) {
-	var cfg struct {
-		Max  *int   `json:"max"`
-		Min  *int   `json:"min"`
-		Tool string `json:"tool"`
-	}
-	if err := decodeParams(params, &cfg, "max", "min", "tool"); err != nil {
-		return nil, err
-	}
-	if cfg.Max == nil && cfg.Min == nil {
+// The budget graders.
+var (
+	Latency = budget("latency", "the agent answered within max milliseconds (per turn, or for the whole conversation)", "ms", "threshold_ms",
+		func(in *agenteval.GradeInput) (float64, bool) {
+			if in.Stats == nil {
+				return 0, false
+			}
+			return in.Stats.LatencyMS, true
+		})
+	TokenUsage = budget("token_usage", "the agent used at most max tokens (input + output)", "tokens", "max_tokens",
+		func(in *agenteval.GradeInput) (float64, bool) {
+			if in.Stats == nil {
+				return 0, false
+			}
+			return float64(in.Stats.Usage.InputTokens + in.Stats.Usage.OutputTokens), true
+		})
+	Cost = budget("cost", "the agent's calls cost at most max US dollars", "USD", "max_cost",
+		func(in *agenteval.GradeInput) (float64, bool) {
+			if in.Stats == nil || in.Stats.Usage.CostUSD == nil {
+				return 0, false
+			}
+			return *in.Stats.Usage.CostUSD, true
+		})
+	MaxTurns = budget("max_turns", "the conversation took at most max turns", "turns", "turns",
+		func(in *agenteval.GradeInput) (float64, bool) {
+			if in.Stats == nil {
+				return float64(len(in.Transcript.Turns())), true
+			}
+			return float64(in.Stats.Turns), true
+		})
+	ToolCallCount = deterministic(Definition{Name: "tool_call_count", Doc: "the agent made at most max tool calls (and at least min)"}, newToolCallCount)
+)
+
+// ToolCallCountOptions is the options of tool_call_count.
+type ToolCallCountOptions struct {
+	Max  *int   `json:"max" doc:"the most calls allowed"`
+	Min  *int   `json:"min" doc:"the fewest calls allowed"`
+	Tool string `json:"tool" doc:"count only the calls of this tool"`
+}
+
+func newToolCallCount(o ToolCallCountOptions, _ Env) (Func, error) {
+	if o.Max == nil && o.Min == nil {
 		return nil, fmt.Errorf("needs max, min or both")
 	}
-	return func(_ context.Context, in *agenteval.GradeInput) (outcome, error) {
+	return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		n := 0
 		for _, c := range in.Output.ToolCalls() {
-			if cfg.Tool == "" || c.Name == cfg.Tool {
+			if o.Tool == "" || c.Name == o.Tool {
 				n++
 			}
 		}
 		what := "tool calls"
-		if cfg.Tool != "" {
-			what = cfg.Tool + " calls"
+		if o.Tool != "" {
+			what = o.Tool + " calls"
 		}
-		ok := (cfg.Max == nil || n <= *cfg.Max) && (cfg.Min == nil || n >= *cfg.Min)
+		ok := (o.Max == nil || n <= *o.Max) && (o.Min == nil || n >= *o.Min)
 		text := what
-		if cfg.Min != nil {
-			text += fmt.Sprintf(" at least %d", *cfg.Min)
+		if o.Min != nil {
+			text += fmt.Sprintf(" at least %d", *o.Min)
 		}
-		if cfg.Max != nil {
-			text += fmt.Sprintf(" at most %d", *cfg.Max)
+		if o.Max != nil {
+			text += fmt.Sprintf(" at most %d", *o.Max)
 		}
 		return binary(text, ok, fmt.Sprintf("%d %s", n, what)), nil
 	}, nil

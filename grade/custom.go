@@ -13,17 +13,17 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/internal/jsonx"
+	"github.com/agenteval/agenteval/internal/strictjson"
 	"github.com/agenteval/agenteval/judge"
 )
 
-func init() {
-	registerJudged("llm_grader", "an LLM judges the reply with your prompt; {{ input }}, {{ output }}, {{ criteria }}, {{ expected_output }} and test vars are filled in", newLLMGrader)
-	registry["llm_judge"] = registry["llm_grader"]
-	registry["script"] = entry{build: newScript, help: "an external program grades: the graded context as JSON on stdin, {score, assertions} on stdout (command: [argv...])"}
-	registry["code_grader"] = registry["script"]
-	registry["code_judge"] = registry["script"]
-}
+// The graders whose grading the eval file writes: a prompt, or a program.
+var (
+	LLMGrader = judged(Definition{Name: "llm_grader", Aliases: []string{"llm_judge"},
+		Doc: "an LLM judges the reply with your prompt; {{ input }}, {{ output }}, {{ criteria }}, {{ expected_output }} and test vars are filled in"}, newLLMGrader)
+	Script = deterministic(Definition{Name: "script", Aliases: []string{"code_grader", "code_judge"},
+		Doc: "an external program grades: the graded context as JSON on stdin, {score, assertions} on stdout (command: [argv...])"}, newScript)
+)
 
 var templateVar = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}`)
 
@@ -32,17 +32,31 @@ var templateVar = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}`)
 func templateVars(in *agenteval.GradeInput) map[string]string {
 	vars := map[string]string{}
 	for k, v := range in.Vars {
-		if s, ok := v.(string); ok {
-			vars[k] = s
-		} else {
-			b, _ := json.Marshal(v)
-			vars[k] = string(b)
-		}
+		vars[k] = varText(v)
 	}
+	input, output := templateIO(in)
+	vars["input"] = input.Pretty()
+	vars["output"] = output
+	vars["criteria"] = in.Criteria
+	vars["expected_output"] = in.Reference
+	return vars
+}
+
+func varText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// templateIO is the input and output of a grader prompt: at one turn, the
+// history up to this turn's user message and this turn's text replies;
+// otherwise the whole transcript and its last reply.
+func templateIO(in *agenteval.GradeInput) (agenteval.Conversation, string) {
 	input := in.Transcript
 	output := in.Output.LastAssistant()
 	if n := len(in.Output); in.Turn > 0 && n <= len(in.Transcript) {
-		// One turn: input is the history up to this turn's user message.
 		input = in.Transcript[:len(in.Transcript)-n]
 		var texts []string
 		for _, m := range in.Output {
@@ -52,96 +66,117 @@ func templateVars(in *agenteval.GradeInput) map[string]string {
 		}
 		output = strings.Join(texts, "\n")
 	}
-	vars["input"] = input.Pretty()
-	vars["output"] = output
-	vars["criteria"] = in.Criteria
-	vars["expected_output"] = in.Reference
-	return vars
+	return input, output
 }
 
-func fill(tmpl string, vars map[string]string) (string, error) {
+// fill fills a grader prompt's variables. The prompt's own words are the
+// author's and reach the judge as written; every variable is material
+// under review, quoted in a block of its own (see judge.Parts), so that
+// what the agent wrote can never pass for the author's instructions.
+func fill(tmpl string, in *agenteval.GradeInput) (judge.Parts, error) {
+	input, output := templateIO(in)
+	var parts judge.Parts
 	var missing []string
-	out := templateVar.ReplaceAllStringFunc(tmpl, func(m string) string {
-		name := templateVar.FindStringSubmatch(m)[1]
-		v, ok := vars[name]
-		if !ok {
-			missing = append(missing, name)
+	last := 0
+	for _, loc := range templateVar.FindAllStringSubmatchIndex(tmpl, -1) {
+		if loc[0] > last {
+			parts = append(parts, judge.Part{Text: tmpl[last:loc[0]]})
 		}
-		return v
-	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("the prompt uses {{ %s }}, which is not a variable here; use input, output, criteria, expected_output or a test var", strings.Join(missing, " }}, {{ "))
+		last = loc[1]
+		name := tmpl[loc[2]:loc[3]]
+		switch name {
+		case "input":
+			parts = append(parts, judge.Part{Tag: "input", Conversation: append(agenteval.Conversation{}, input...)})
+		case "output":
+			parts = append(parts, judge.Part{Tag: "output", Text: output})
+		case "criteria":
+			parts = append(parts, judge.Part{Tag: "criteria", Text: in.Criteria})
+		case "expected_output":
+			parts = append(parts, judge.Part{Tag: "expected_output", Text: in.Reference})
+		default:
+			v, ok := in.Vars[name]
+			if !ok {
+				missing = append(missing, name)
+				continue
+			}
+			parts = append(parts, judge.Part{Tag: "var", Name: name, Text: varText(v)})
+		}
 	}
-	return out, nil
+	if last < len(tmpl) {
+		parts = append(parts, judge.Part{Text: tmpl[last:]})
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("the prompt uses {{ %s }}, which is not a variable here; use input, output, criteria, expected_output or a test var", strings.Join(missing, " }}, {{ "))
+	}
+	return parts, nil
 }
 
-func newLLMGrader(params map[string]any, e env) (gradeFunc, error) {
-	var cfg struct {
-		Prompt  string `json:"prompt"`
-		Output  string `json:"output"`
-		Samples int    `json:"samples"`
-	}
-	if err := decodeParams(params, &cfg, "prompt", "output", "samples"); err != nil {
-		return nil, err
-	}
+// LLMGraderOptions is the options of llm_grader.
+type LLMGraderOptions struct {
+	Prompt  string `json:"prompt" doc:"the grading instructions, or the path of a file holding them"`
+	Output  string `json:"output" enum:"pass,score" doc:"pass: the judge decides pass or fail (default); score: it gives a score from 0 to 1"`
+	Samples int    `json:"samples" doc:"judge votes per decision, an odd number (default 1)"`
+}
+
+func newLLMGrader(cfg LLMGraderOptions, e Env) (Func, error) {
 	prompt := cfg.Prompt
 	if prompt == "" {
 		return nil, fmt.Errorf("needs prompt: the grading instructions, with {{ input }}, {{ output }} and friends")
 	}
-	if p := filepath.Join(e.dir, prompt); !strings.Contains(prompt, "\n") && len(prompt) < 300 && fileExists(p) {
+	if p := filepath.Join(e.Dir, prompt); !strings.Contains(prompt, "\n") && len(prompt) < 300 && fileExists(p) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("read prompt: %w", err)
 		}
 		prompt = string(b)
 	}
-	j, err := judgeFor(e.judge, cfg.Samples)
+	j, err := judgeFor(e.Judge, cfg.Samples)
 	if err != nil {
 		return nil, err
 	}
 	switch cfg.Output {
 	case "", "pass":
-		return func(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
-			text, err := fill(prompt, templateVars(in))
+		return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
+			text, err := fill(prompt, in)
 			if err != nil {
-				return outcome{}, err
+				return Outcome{}, err
 			}
 			ds, usage, err := j.Decide(ctx, "llm_grader", map[string]any{"Instructions": text}, []judge.Criterion{{ID: "llm_grader", Text: "The reply meets the instructions above."}})
-			o := outcome{usage: &usage}
+			o := Outcome{Usage: &usage}
 			if err != nil {
 				return o, err
 			}
 			d := ds[0]
 			if d.Passed {
-				o.score = 1
+				o.Score = 1
 			}
-			o.reason = d.Reason
-			o.assertions = []agenteval.Assertion{{Text: truncate(strings.TrimSpace(cfg.Prompt), 120), Passed: d.Passed, Evidence: d.Reason}}
+			o.Reason = d.Reason
+			o.Assertions = []agenteval.Assertion{{Text: truncate(strings.TrimSpace(cfg.Prompt), 120), Passed: d.Passed, Evidence: d.Reason}}
 			return o, nil
 		}, nil
 	case "score":
-		return func(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
-			text, err := fill(prompt, templateVars(in))
+		return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
+			text, err := fill(prompt, in)
 			if err != nil {
-				return outcome{}, err
+				return Outcome{}, err
 			}
 			p, err := judge.Render("llm_grader_score", map[string]any{"Instructions": text})
 			if err != nil {
-				return outcome{}, err
+				return Outcome{}, err
 			}
 			schema := judge.ObjectSchema(
 				judge.Field{Key: "reason", Value: judge.String("why this score")},
 				judge.Field{Key: "score", Value: map[string]any{"type": "number", "description": "from 0 (fails entirely) to 1 (meets everything)"}},
 			)
 			v, usage, err := j.Ask(ctx, p, "llm_grader_score", schema)
-			o := outcome{usage: &usage}
+			o := Outcome{Usage: &usage}
 			if err != nil {
 				return o, err
 			}
 			f, _ := number(v["score"])
-			o.score = min(1, max(0, f))
-			o.reason, _ = v["reason"].(string)
-			o.assertions = []agenteval.Assertion{{Text: truncate(strings.TrimSpace(cfg.Prompt), 120), Passed: o.score >= agenteval.DefaultThreshold, Evidence: o.reason}}
+			o.Score = min(1, max(0, f))
+			o.Reason, _ = v["reason"].(string)
+			o.Assertions = []agenteval.Assertion{{Text: truncate(strings.TrimSpace(cfg.Prompt), 120), Passed: o.Score >= agenteval.DefaultThreshold, Evidence: o.Reason}}
 			return o, nil
 		}, nil
 	}
@@ -175,30 +210,17 @@ type scriptOutput struct {
 	Assertions []agenteval.Assertion `json:"assertions"`
 }
 
-func newScript(params map[string]any, e env) (gradeFunc, error) {
-	var cfg struct {
-		Command any    `json:"command"`
-		Script  any    `json:"script"`
-		Timeout string `json:"timeout"`
-		Cwd     string `json:"cwd"`
-	}
-	if err := decodeParams(params, &cfg, "command", "script", "timeout", "cwd"); err != nil {
-		return nil, err
-	}
-	src := cfg.Command
-	if src == nil {
-		src = cfg.Script
-	}
-	var argv []string
-	switch v := src.(type) {
-	case string:
-		// One program path: it is run as is, never through a shell.
-		argv = []string{v}
-	case []any:
-		for _, a := range v {
-			argv = append(argv, fmt.Sprint(a))
-		}
-	}
+// ScriptOptions is the options of script.
+type ScriptOptions struct {
+	// Command is the program and its arguments; a string is one program
+	// path. It never runs through a shell.
+	Command Strings `json:"command" alias:"script" doc:"the program and its arguments, as a list (a string is one program path; no shell is used)"`
+	Timeout string  `json:"timeout" doc:"how long the program may take, such as 30s (default 60s)"`
+	Cwd     string  `json:"cwd" doc:"the folder it runs in, relative to the eval file"`
+}
+
+func newScript(cfg ScriptOptions, e Env) (Func, error) {
+	argv := append([]string(nil), cfg.Command...)
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, fmt.Errorf("needs command: the program and its arguments as a list, e.g. [python3, grade.py]")
 	}
@@ -210,18 +232,18 @@ func newScript(params map[string]any, e env) (gradeFunc, error) {
 		}
 		timeout = d
 	}
-	dir := e.dir
+	dir := e.Dir
 	if cfg.Cwd != "" {
-		dir = filepath.Join(e.dir, cfg.Cwd)
+		dir = filepath.Join(e.Dir, cfg.Cwd)
 	}
 	// A relative program path is the eval file's, like its other paths.
 	if strings.Contains(argv[0], string(filepath.Separator)) && !filepath.IsAbs(argv[0]) {
 		// Absolute, so exec does not look a bare name up in PATH.
-		if abs, err := filepath.Abs(filepath.Join(e.dir, argv[0])); err == nil {
+		if abs, err := filepath.Abs(filepath.Join(e.Dir, argv[0])); err == nil {
 			argv[0] = abs
 		}
 	}
-	return func(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
+	return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		vars := templateVars(in)
 		payload, err := json.Marshal(scriptInput{
 			Input: vars["input"], Output: vars["output"], ExpectedOutput: in.Reference, Criteria: in.Criteria,
@@ -229,7 +251,7 @@ func newScript(params map[string]any, e env) (gradeFunc, error) {
 			Metadata: in.Metadata, Vars: in.Vars, Stats: in.Stats,
 		})
 		if err != nil {
-			return outcome{}, fmt.Errorf("encode script input: %w", err)
+			return Outcome{}, fmt.Errorf("encode script input: %w", err)
 		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -240,24 +262,24 @@ func newScript(params map[string]any, e env) (gradeFunc, error) {
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
 			if ctx.Err() != nil {
-				return outcome{}, fmt.Errorf("script %s did not finish within %s", argv[0], timeout)
+				return Outcome{}, fmt.Errorf("script %s did not finish within %s", argv[0], timeout)
 			}
-			return outcome{}, fmt.Errorf("script %s failed: %v; stderr: %s", argv[0], err, truncate(strings.TrimSpace(stderr.String()), 300))
+			return Outcome{}, fmt.Errorf("script %s failed: %v; stderr: %s", argv[0], err, truncate(strings.TrimSpace(stderr.String()), 300))
 		}
 		var out scriptOutput
-		if err := jsonx.Decode(bytes.TrimSpace(stdout.Bytes()), &out); err != nil {
-			return outcome{}, fmt.Errorf("script %s wrote %q, not a JSON object {score, assertions}: %v", argv[0], truncate(stdout.String(), 120), err)
+		if err := strictjson.Decode(bytes.TrimSpace(stdout.Bytes()), &out); err != nil {
+			return Outcome{}, fmt.Errorf("script %s wrote %q, not a JSON object {score, assertions}: %v", argv[0], truncate(stdout.String(), 120), err)
 		}
-		o := outcome{reason: out.Reason, assertions: out.Assertions}
+		o := Outcome{Reason: out.Reason, Assertions: out.Assertions}
 		switch {
 		case out.Score != nil:
 			if !(*out.Score >= 0 && *out.Score <= 1) {
-				return outcome{}, fmt.Errorf("script %s gave score %v, outside [0, 1]", argv[0], *out.Score)
+				return Outcome{}, fmt.Errorf("script %s gave score %v, outside [0, 1]", argv[0], *out.Score)
 			}
-			o.score = *out.Score
+			o.Score = *out.Score
 		case out.Pass != nil:
 			if *out.Pass {
-				o.score = 1
+				o.Score = 1
 			}
 		case len(out.Assertions) > 0:
 			passed := 0
@@ -266,12 +288,12 @@ func newScript(params map[string]any, e env) (gradeFunc, error) {
 					passed++
 				}
 			}
-			o.score = float64(passed) / float64(len(out.Assertions))
+			o.Score = float64(passed) / float64(len(out.Assertions))
 		default:
-			return outcome{}, fmt.Errorf("script %s gave neither score, pass nor assertions", argv[0])
+			return Outcome{}, fmt.Errorf("script %s gave neither score, pass nor assertions", argv[0])
 		}
-		if o.reason == "" {
-			o.reason = fmt.Sprintf("script %s scored %s", filepath.Base(argv[0]), fmtNum(o.score))
+		if o.Reason == "" {
+			o.Reason = fmt.Sprintf("script %s scored %s", filepath.Base(argv[0]), fmtNum(o.Score))
 		}
 		return o, nil
 	}, nil

@@ -31,7 +31,7 @@ func TestTemplateVars(t *testing.T) {
 	if v["output"] != "Stay in hostels." || v["expected_output"] != "Hostels and rail pass." || v["criteria"] != "helpful travel advice" || v["city"] != "Kyoto" {
 		t.Errorf("vars = %v", v)
 	}
-	if _, err := fill("{{ nope }}", v); err == nil || !strings.Contains(err.Error(), "{{ nope }}") {
+	if _, err := fill("{{ nope }}", turnInput()); err == nil || !strings.Contains(err.Error(), "{{ nope }}") {
 		t.Errorf("unknown variable: %v", err)
 	}
 }
@@ -40,7 +40,7 @@ func TestLLMGrader(t *testing.T) {
 	j, s := fakeJudge(t)
 	s.Add(&fakellm.Rule{Match: fakellm.SchemaNamed("criteria_verdicts"), Reply: verdicts(false)},
 		&fakellm.Rule{Match: fakellm.SchemaNamed("llm_grader_score"), Reply: fakellm.Reply{JSON: map[string]any{"reason": "partly", "score": 0.6}}})
-	sc, err := judged(t, j, "llm_grader", map[string]any{"prompt": "Does {{ output }} respect the budget in {{ input }}? Reference: {{expected_output}}"}, turnInput())
+	sc, err := judgeWith(t, j, "llm_grader", map[string]any{"prompt": "Does {{ output }} respect the budget in {{ input }}? Reference: {{expected_output}}"}, turnInput())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +48,13 @@ func TestLLMGrader(t *testing.T) {
 		t.Errorf("score = %+v", sc)
 	}
 	sent := s.Requests()[0].Messages[1].Text()
-	if !strings.Contains(sent, "Does Stay in hostels. respect the budget in System: travel agent") || !strings.Contains(sent, "Reference: Hostels and rail pass.") {
+	// The author's words pass as written; every variable is quoted.
+	if !quotedRE("Does ", "output", "Stay in hostels.</output").MatchString(sent) || !quotedRE(" respect the budget in ", "input", "<system id=").MatchString(sent) ||
+		!quotedRE("? Reference: ", "expected_output", "Hostels and rail pass.</expected_output").MatchString(sent) || strings.Contains(sent, "hostels.</user") {
 		t.Errorf("prompt = %s", sent)
 	}
-	sc, err = judged(t, j, "llm-grader", map[string]any{"prompt": "Rate {{ output }}", "output": "score"}, turnInput())
-	if err != nil || sc.Score != 0.6 || sc.Verdict != agenteval.Fail {
+	sc, err = judgeWith(t, j, "llm-grader", map[string]any{"prompt": "Rate {{ output }}", "output": "score"}, turnInput())
+	if err != nil || sc.Score != 0.6 || sc.Verdict != agenteval.VerdictFail {
 		t.Errorf("score mode: %+v, %v", sc, err)
 	}
 }
@@ -61,7 +63,7 @@ func TestScriptGrader(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "grade.sh")
 	os.WriteFile(script, []byte("#!/bin/sh\nread -r line\ncase \"$line\" in *hostels*) echo '{\"score\": 0.75, \"assertions\": [{\"text\": \"mentions hostels\", \"passed\": true}]}';; *) echo '{\"pass\": false}';; esac\n"), 0o755)
-	g, err := New(Spec{Type: "code-grader", Dir: dir, Params: map[string]any{"command": []any{"./grade.sh"}}})
+	g, err := New(Spec{Type: "code-grader", Dir: dir, Options: map[string]any{"command": []any{"./grade.sh"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,13 +73,13 @@ func TestScriptGrader(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.sh")
 	os.WriteFile(bad, []byte("#!/bin/sh\necho 'not json'\n"), 0o755)
-	g, _ = New(Spec{Type: "script", Params: map[string]any{"command": []any{bad}}})
+	g, _ = New(Spec{Type: "script", Options: map[string]any{"command": []any{bad}}})
 	if _, err := g.Grade(context.Background(), turnInput()); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
 		t.Errorf("garbage output: %v", err)
 	}
 	fails := filepath.Join(dir, "fails.sh")
 	os.WriteFile(fails, []byte("#!/bin/sh\necho 'boom' >&2\nexit 3\n"), 0o755)
-	g, _ = New(Spec{Type: "script", Params: map[string]any{"command": []any{fails}}})
+	g, _ = New(Spec{Type: "script", Options: map[string]any{"command": []any{fails}}})
 	if _, err := g.Grade(context.Background(), turnInput()); err == nil || !strings.Contains(err.Error(), "stderr: boom") {
 		t.Errorf("failing script: %v", err)
 	}
@@ -104,7 +106,7 @@ func TestBudgets(t *testing.T) {
 	for _, tt := range tests {
 		g := mustGrader(t, tt.typ, tt.params)
 		sc, err := g.Grade(context.Background(), in)
-		if err != nil || (sc.Verdict == agenteval.Pass) != tt.pass {
+		if err != nil || (sc.Verdict == agenteval.VerdictPass) != tt.pass {
 			t.Errorf("%s %v: %+v, %v", tt.typ, tt.params, sc, err)
 		}
 	}
@@ -119,11 +121,11 @@ func TestBudgets(t *testing.T) {
 
 func TestJudgedTextTurnOrWhole(t *testing.T) {
 	in := turnInput()
-	if _, out := judgedText(in); !strings.Contains(out, "Stay in hostels.") {
+	if _, out := judgedText(in); !strings.Contains(out.Pretty(), "Stay in hostels.") {
 		t.Errorf("turn 2: judge output = %q, want the turn's reply", out)
 	}
 	in.Turn = 0 // the whole conversation, though Output is only its tail
-	if _, out := judgedText(in); out != "" {
+	if _, out := judgedText(in); len(out) != 0 {
 		t.Errorf("whole conversation: judge output = %q, want none (the transcript is graded)", out)
 	}
 	if v := templateVars(in); !strings.Contains(v["input"], "Stay in hostels.") {

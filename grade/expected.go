@@ -9,9 +9,15 @@ import (
 	"github.com/agenteval/agenteval"
 )
 
-func init() {
-	registry["expected_tool_calls"] = entry{build: newExpectedToolCalls,
-		help: "agent_inspect tool correctness: the fraction of expected calls made (any order), each in its turn when it names one; args by value or LLM check"}
+// ExpectedToolCalls is agent_inspect's tool correctness, for a test's
+// expected_tool_calls.
+var ExpectedToolCalls = define(Definition{Name: "expected_tool_calls",
+	Doc: "agent_inspect tool correctness: the fraction of expected calls made (any order), each in its turn when it names one; args by value or LLM check"},
+	func(o ExpectedToolCallsOptions) bool { return callsNeedJudge(o.Calls) }, newExpectedToolCalls)
+
+// ExpectedToolCallsOptions is the options of expected_tool_calls.
+type ExpectedToolCallsOptions struct {
+	Calls ExpectedCalls `json:"calls" doc:"the calls the agent should make: {tool, args, output, turn}"`
 }
 
 // expectedToolCalls is agent_inspect's ToolCorrectness: an expected call is
@@ -22,54 +28,27 @@ func init() {
 // made in that turn. The score is the fraction of expected calls matched.
 type expectedToolCalls struct {
 	tc    *toolCallsGrader
-	calls []ExpectedCall
-	turns []int // 0: any turn
+	calls []agenteval.ExpectedCall
 }
 
-func newExpectedToolCalls(params map[string]any, e env) (gradeFunc, error) {
-	var cfg struct {
-		Calls []map[string]any `json:"calls"`
-	}
-	if err := decodeParams(params, &cfg, "calls"); err != nil {
-		return nil, err
-	}
-	if len(cfg.Calls) == 0 {
+func newExpectedToolCalls(o ExpectedToolCallsOptions, env Env) (Func, error) {
+	if len(o.Calls) == 0 {
 		return nil, fmt.Errorf("calls is empty; list the tool calls the agent should make")
 	}
 	g := &expectedToolCalls{tc: &toolCallsGrader{mode: ModeAnyOrder, argsMatch: ArgsSuperset}}
-	for i, raw := range cfg.Calls {
-		raw = copyMap(raw)
-		turn := 0
-		if v, ok := raw["turn"]; ok {
-			n, ok := number(v)
-			if !ok || n < 1 || n != float64(int(n)) {
-				return nil, fmt.Errorf("calls[%d]: turn must be a turn number (1 or more), not %s", i, show(v))
-			}
-			turn = int(n)
-			delete(raw, "turn")
+	for i, e := range o.Calls {
+		if e.Turn < 0 {
+			return nil, fmt.Errorf("calls[%d]: turn must be a turn number (1 or more), not %d", i, e.Turn)
 		}
-		ec, err := ParseExpectedCall(raw)
-		if err != nil {
+		if err := checkExpected(e); err != nil {
 			return nil, fmt.Errorf("calls[%d]: %w", i, err)
 		}
-		g.calls = append(g.calls, ec)
-		g.turns = append(g.turns, turn)
+		g.calls = append(g.calls, e)
 	}
-	if hasCheck(params) {
-		if e.judge == nil {
-			return nil, &NoJudgeError{Type: "expected_tool_calls with a check"}
-		}
-		g.tc.judge = e.judge
+	if callsNeedJudge(g.calls) {
+		g.tc.judge = env.Judge
 	}
 	return g.grade, nil
-}
-
-func copyMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // turnRecords pairs calls with their results, as records does, and gives
@@ -94,9 +73,9 @@ func turnRecords(conv agenteval.Conversation) ([]callRecord, []int) {
 	return recs, turns
 }
 
-func (g *expectedToolCalls) grade(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
+func (g *expectedToolCalls) grade(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
 	recs, turns := turnRecords(in.Output)
-	inScope := func(i, j int) bool { return g.turns[i] == 0 || turns[j] == g.turns[i] }
+	inScope := func(i, j int) bool { return g.calls[i].Turn == 0 || turns[j] == g.calls[i].Turn }
 	fits := func(i, j int) bool {
 		if !inScope(i, j) {
 			return false
@@ -106,14 +85,14 @@ func (g *expectedToolCalls) grade(ctx context.Context, in *agenteval.GradeInput)
 	}
 	pair := func(ok func(i, j int) bool) []int { return bipartite(len(g.calls), len(recs), ok) }
 	partner, checkFailed, usage, err := g.tc.pairChecked(ctx, in, g.calls, recs, fits, pair)
-	o := outcome{usage: usage}
+	o := Outcome{Usage: usage}
 	if err != nil {
 		return o, err
 	}
 	used := usedBy(partner, len(recs))
 	matched := 0
 	for i, e := range g.calls {
-		a := agenteval.Assertion{Text: "expected call " + describeExpected(e, g.turns[i])}
+		a := agenteval.Assertion{Text: "expected call " + describeExpected(e)}
 		switch j := partner[i]; {
 		case j >= 0:
 			matched++
@@ -123,11 +102,11 @@ func (g *expectedToolCalls) grade(ctx context.Context, in *agenteval.GradeInput)
 		default:
 			a.Evidence = g.explain(i, recs, turns, used)
 		}
-		o.assertions = append(o.assertions, a)
+		o.Assertions = append(o.Assertions, a)
 	}
-	o.score = fraction(matched, len(g.calls))
-	o.reason = fmt.Sprintf("%d of %d expected tool calls made (%d calls in all)", matched, len(g.calls), len(recs))
-	o.details = map[string]any{"matched": matched, "expected": len(g.calls), "calls": len(recs)}
+	o.Score = fraction(matched, len(g.calls))
+	o.Reason = fmt.Sprintf("%d of %d expected tool calls made (%d calls in all)", matched, len(g.calls), len(recs))
+	o.Details = map[string]any{"matched": matched, "expected": len(g.calls), "calls": len(recs)}
 	return o, nil
 }
 
@@ -135,7 +114,7 @@ func (g *expectedToolCalls) grade(ctx context.Context, in *agenteval.GradeInput)
 // nearest call of the same tool in scope (which argument failed), or where
 // the tool was called instead.
 func (g *expectedToolCalls) explain(i int, recs []callRecord, turns []int, used []bool) string {
-	e, scope := g.calls[i], g.turns[i]
+	e, scope := g.calls[i], g.calls[i].Turn
 	var elsewhere []string
 	taken := 0
 	for j, r := range recs {
@@ -167,7 +146,7 @@ func (g *expectedToolCalls) explain(i int, recs []callRecord, turns []int, used 
 
 // describeExpected renders an expected call for people:
 // tool(a="x", b=<check: ...>) in turn 2.
-func describeExpected(e ExpectedCall, turn int) string {
+func describeExpected(e agenteval.ExpectedCall) string {
 	var b strings.Builder
 	b.WriteString(e.Tool)
 	b.WriteByte('(')
@@ -187,8 +166,8 @@ func describeExpected(e ExpectedCall, turn int) string {
 		b.WriteString(" -> ")
 		b.WriteString(describeMatcher(*e.Output))
 	}
-	if turn > 0 {
-		fmt.Fprintf(&b, " in turn %d", turn)
+	if e.Turn > 0 {
+		fmt.Fprintf(&b, " in turn %d", e.Turn)
 	}
 	return b.String()
 }

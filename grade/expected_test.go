@@ -3,7 +3,6 @@ package grade
 import (
 	"context"
 	"errors"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -52,7 +51,7 @@ func threeTurnBooking() agenteval.Conversation {
 
 func gradeExpected(t *testing.T, j *judge.Judge, calls []any, conv agenteval.Conversation) (agenteval.Score, error) {
 	t.Helper()
-	g, err := New(Spec{Type: "expected_tool_calls", Params: map[string]any{"calls": calls}, Judge: j})
+	g, err := New(Spec{Type: "expected_tool_calls", Options: map[string]any{"calls": calls}, Judge: j})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -315,7 +314,7 @@ func TestExpectedToolCallsReportAndVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.Score != 0.5 || sc.Verdict != agenteval.Fail || sc.Reason != "2 of 4 expected tool calls made (3 calls in all)" {
+	if sc.Score != 0.5 || sc.Verdict != agenteval.VerdictFail || sc.Reason != "2 of 4 expected tool calls made (3 calls in all)" {
 		t.Errorf("score = %+v", sc)
 	}
 	want := []string{
@@ -432,7 +431,7 @@ func TestExpectedToolCallsChecks(t *testing.T) {
 		j, s := fakeJudge(t)
 		s.Add(&fakellm.Rule{Reply: fakellm.Reply{Content: "I think it is fine."}})
 		sc, err := gradeExpected(t, j, []any{cityCheck}, conv)
-		if err == nil || sc.Verdict != agenteval.Error || !strings.Contains(sc.Reason, "check arguments: ") || !strings.Contains(sc.Reason, "invalid output 3 times") {
+		if err == nil || sc.Verdict != agenteval.VerdictError || !strings.Contains(sc.Reason, "check arguments: ") || !strings.Contains(sc.Reason, "invalid output 3 times") {
 			t.Errorf("score %+v, err %v", sc, err)
 		}
 		if s.Calls() != 3 || sc.Usage == nil || sc.Usage.Calls != 3 {
@@ -441,11 +440,11 @@ func TestExpectedToolCallsChecks(t *testing.T) {
 	})
 }
 
-// The output check form {"check": "..."} is documented by ParseExpectedCall
+// The output check form {"check": "..."} is documented by parseExpectedCall
 // next to {"value": ...}; it must be judged like {"$check": "..."}.
 func TestExpectedToolCallsOutputCheckShorthand(t *testing.T) {
 	calls := []any{map[string]any{"tool": "book", "output": map[string]any{"check": "the booking succeeded"}}}
-	if _, err := New(Spec{Type: "expected_tool_calls", Params: map[string]any{"calls": calls}}); err == nil {
+	if _, err := New(Spec{Type: "expected_tool_calls", Options: map[string]any{"calls": calls}}); err == nil {
 		t.Error("an output check without a judge was accepted")
 	}
 	j, s := fakeJudge(t)
@@ -467,7 +466,7 @@ func TestExpectedToolCallsCheckTriesOtherCalls(t *testing.T) {
 	expected := []any{map[string]any{"tool": "search", "args": map[string]any{"city": map[string]any{"$check": "a city in France"}}}}
 	j, s := fakeJudge(t)
 	// The judge passes exactly the criteria about Paris.
-	crit := regexp.MustCompile(`(?m)^(c\d+): (.*)$`)
+	crit := criterionRE
 	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Func: func(r *fakellm.Request) fakellm.Reply {
 		out := map[string]any{}
 		for _, m := range crit.FindAllStringSubmatch(r.LastUser(), -1) {
@@ -526,7 +525,7 @@ func TestExpectedToolCallsBadSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := New(Spec{Type: "expected_tool_calls", Params: tt.params, Judge: tt.judge})
+			g, err := New(Spec{Type: "expected_tool_calls", Options: tt.params, Judge: tt.judge})
 			if err == nil || g != nil {
 				t.Fatalf("New = %v, nil; want an error saying %q", g, tt.want)
 			}
@@ -537,19 +536,19 @@ func TestExpectedToolCallsBadSettings(t *testing.T) {
 	}
 
 	// A check needs a judge; without one the error says how to give one.
-	_, err := New(Spec{Type: "expected_tool_calls", Params: map[string]any{"calls": []any{check}}})
+	_, err := New(Spec{Type: "expected_tool_calls", Options: map[string]any{"calls": []any{check}}})
 	var nj *NoJudgeError
-	if !errors.As(err, &nj) || nj.Type != "expected_tool_calls with a check" {
+	if !errors.As(err, &nj) || nj.Type != "expected_tool_calls with a $check" {
 		t.Errorf("$check without a judge: %v", err)
 	}
 	// Deterministic expectations need no judge, and one with a judge builds too.
-	if _, err := New(Spec{Type: "expected_tool_calls", Params: map[string]any{"calls": []any{map[string]any{"tool": "a", "turn": 2}}}}); err != nil {
+	if _, err := New(Spec{Type: "expected_tool_calls", Options: map[string]any{"calls": []any{map[string]any{"tool": "a", "turn": 2}}}}); err != nil {
 		t.Errorf("no check, no judge: %v", err)
 	}
-	if _, err := New(Spec{Type: "expected_tool_calls", Judge: j, Params: map[string]any{"calls": []any{check}}}); err != nil {
+	if _, err := New(Spec{Type: "expected_tool_calls", Judge: j, Options: map[string]any{"calls": []any{check}}}); err != nil {
 		t.Errorf("check with a judge: %v", err)
 	}
-	if Judged("expected_tool_calls") || !NeedsJudge(Spec{Type: "expected_tool_calls", Params: map[string]any{"calls": []any{check}}}) {
+	if (Spec{Type: "expected_tool_calls"}).NeedsJudge() || !(Spec{Type: "expected_tool_calls", Options: map[string]any{"calls": []any{check}}}).NeedsJudge() {
 		t.Error("expected_tool_calls needs a judge only for checks")
 	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/fakellm"
-	"github.com/agenteval/agenteval/simulate"
 )
 
 const (
@@ -71,7 +70,7 @@ func TestUserFidelityNeedsASimulation(t *testing.T) {
 			if !errors.As(err, &mf) || mf.Grader != "user_fidelity" || !strings.Contains(err.Error(), "needs a simulated user (user: in the test)") {
 				t.Errorf("err = %v, want a MissingFieldError", err)
 			}
-			if sc.Verdict != agenteval.Error || sc.Name != "user_fidelity" {
+			if sc.Verdict != agenteval.VerdictError || sc.Name != "user_fidelity" {
 				t.Errorf("score = %+v", sc)
 			}
 		})
@@ -125,12 +124,12 @@ func TestUserFidelityCriteria(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			j, s := fakeJudge(t)
 			in := simulatedBooking(tt.persona, tt.end)
-			sc, err := judged(t, j, "user_fidelity", nil, in)
+			sc, err := judgeWith(t, j, "user_fidelity", nil, in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// fakellm passes every criterion by default.
-			if sc.Score != 1 || sc.Verdict != agenteval.Pass || sc.Reason != "the simulated user kept to its instruction and persona" {
+			if sc.Score != 1 || sc.Verdict != agenteval.VerdictPass || sc.Reason != "the simulated user kept to its instruction and persona" {
 				t.Errorf("score = %+v", sc)
 			}
 			if s.Calls() != 1 || sc.Usage == nil || sc.Usage.Calls != 1 {
@@ -159,24 +158,24 @@ func TestUserFidelityCriteria(t *testing.T) {
 				t.Errorf("assertions = %+v", sc.Assertions)
 			}
 			prompt := req.LastUser()
-			if !strings.Contains(prompt, "<instruction>\nYou want a table for two tonight at 8pm.\n</instruction>") {
+			if !quotedRE("", "instruction", "You want a table for two tonight at 8pm.</instruction").MatchString(prompt) {
 				t.Errorf("no instruction in the prompt:\n%s", prompt)
 			}
 			if !strings.Contains(prompt, "How the conversation ended: "+tt.ending+"\n") {
 				t.Errorf("ending %q not in the prompt:\n%s", tt.ending, prompt)
 			}
-			hasClosing := strings.Contains(prompt, "<closing>\nPerfect, thanks!\n</closing>")
+			hasClosing := quotedRE("", "closing", "Perfect, thanks!</closing").MatchString(prompt)
 			if hasClosing != tt.closing {
 				t.Errorf("closing shown = %v, want %v:\n%s", hasClosing, tt.closing, prompt)
 			}
-			persona := simulate.PersonaText(tt.persona)
-			if hasPersona := strings.Contains(prompt, "<persona>"); hasPersona != (persona != "") {
+			persona := (&agenteval.SimulatedUser{Persona: tt.persona}).PersonaText()
+			if hasPersona := strings.Contains(prompt, "<persona "); hasPersona != (persona != "") {
 				t.Errorf("persona shown = %v for persona %q", hasPersona, tt.persona)
 			}
-			if persona != "" && !strings.Contains(prompt, "<persona>\n"+persona+"\n</persona>") {
+			if persona != "" && !quotedRE("", "persona", persona+"</persona").MatchString(prompt) {
 				t.Errorf("the persona is not expanded in the prompt:\n%s", prompt)
 			}
-			if !strings.Contains(prompt, "[Turn 2]\nHuman: Yes please.") {
+			if !quotedRE("[Turn 2]\n", "user", "Yes please.").MatchString(prompt) {
 				t.Errorf("the transcript is not numbered by turn:\n%s", prompt)
 			}
 		})
@@ -198,7 +197,7 @@ func TestUserFidelityFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			j, s := fakeJudge(t)
 			s.Add(&fakellm.Rule{Match: fakellm.SchemaNamed("criteria_verdicts"), Reply: tt.verdict})
-			sc, err := judged(t, j, "user_fidelity", nil, simulatedBooking("expert", agenteval.EndStopMarker))
+			sc, err := judgeWith(t, j, "user_fidelity", nil, simulatedBooking("expert", agenteval.EndStopMarker))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,7 +220,7 @@ func TestUserFidelityFailures(t *testing.T) {
 func TestUserFidelityVotesAndErrors(t *testing.T) {
 	j, s := fakeJudge(t)
 	s.Add(&fakellm.Rule{Times: 2, Reply: verdicts(true, true, true, false)}, &fakellm.Rule{Reply: verdicts(false, true, true, false)})
-	sc, err := judged(t, j, "user_fidelity", map[string]any{"samples": 3}, simulatedBooking("", agenteval.EndStopMarker))
+	sc, err := judgeWith(t, j, "user_fidelity", map[string]any{"samples": 3}, simulatedBooking("", agenteval.EndStopMarker))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,18 +230,18 @@ func TestUserFidelityVotesAndErrors(t *testing.T) {
 
 	s.Reset()
 	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Content: "The user was fine."}})
-	sc, err = judged(t, j, "user_fidelity", nil, simulatedBooking("", agenteval.EndStopMarker))
-	if err == nil || sc.Verdict != agenteval.Error || !strings.Contains(sc.Reason, "invalid output") {
+	sc, err = judgeWith(t, j, "user_fidelity", nil, simulatedBooking("", agenteval.EndStopMarker))
+	if err == nil || sc.Verdict != agenteval.VerdictError || !strings.Contains(sc.Reason, "invalid output") {
 		t.Errorf("invalid judge output: score %+v, err %v", sc, err)
 	}
 
 	if _, err := New(Spec{Type: "user_fidelity"}); !errors.As(err, new(*NoJudgeError)) {
 		t.Errorf("no judge: %v", err)
 	}
-	if _, err := New(Spec{Type: "user_fidelity", Judge: j, Params: map[string]any{"samples": 2}}); err == nil || !strings.Contains(err.Error(), "odd") {
+	if _, err := New(Spec{Type: "user_fidelity", Judge: j, Options: map[string]any{"samples": 2}}); err == nil || !strings.Contains(err.Error(), "odd") {
 		t.Errorf("even samples: %v", err)
 	}
-	if _, err := New(Spec{Type: "user_fidelity", Judge: j, Params: map[string]any{"persona": "x"}}); err == nil || !strings.Contains(err.Error(), `unknown setting "persona"`) {
+	if _, err := New(Spec{Type: "user_fidelity", Judge: j, Options: map[string]any{"persona": "x"}}); err == nil || !strings.Contains(err.Error(), `unknown setting "persona"`) {
 		t.Errorf("unknown setting: %v", err)
 	}
 }

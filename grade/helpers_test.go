@@ -3,6 +3,7 @@ package grade
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func seq(calls ...agenteval.ToolCall) [][]agenteval.ToolCall {
 
 func mustGrader(t *testing.T, typ string, params map[string]any) agenteval.Grader {
 	t.Helper()
-	g, err := New(Spec{Type: typ, Params: params})
+	g, err := New(Spec{Type: typ, Options: params})
 	if err != nil {
 		t.Fatalf("New(%s): %v", typ, err)
 	}
@@ -61,3 +62,12 @@ func gradeConv(t *testing.T, g agenteval.Grader, conv agenteval.Conversation, re
 }
 
 func near(a, b float64) bool { d := a - b; return d < 1e-9 && d > -1e-9 }
+
+// quotedRE matches text quoted in a judge prompt's block named tag, under
+// any nonce; prefix is what must come right before the block.
+func quotedRE(prefix, tag, text string) *regexp.Regexp {
+	return regexp.MustCompile(regexp.QuoteMeta(prefix) + `<` + tag + ` id="[0-9a-f]{12}">\n?` + regexp.QuoteMeta(text))
+}
+
+// criterionRE finds the criteria of a judge prompt: key and text.
+var criterionRE = regexp.MustCompile(`(?m)^<criterion key="(c\d+)" id="[0-9a-f]+">(.*)</criterion id="[0-9a-f]+">$`)

@@ -2,6 +2,7 @@ package grade
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -17,17 +18,34 @@ import (
 // allows: one for rubrics and each conversation grader, two for goal
 // accuracy and topic adherence (Ragas makes one per topic and more).
 
-func init() {
-	registerJudged("rubrics", "LLM-judged criteria: the sample's rubrics map, plus criteria=[...] (or --criterion); score = weighted share passed", newRubrics)
-	registerJudged("agent_goal_accuracy", "Ragas AgentGoalAccuracy: 1 when the end state achieves the reference (or, without one, the inferred user goal)", goalFactory(goalAuto))
-	registerJudged("agent_goal_accuracy_with_reference", "agent_goal_accuracy that requires reference", goalFactory(goalWithReference))
-	registerJudged("agent_goal_accuracy_without_reference", "agent_goal_accuracy against the inferred goal, ignoring reference", goalFactory(goalWithoutReference))
-	registry["goal_accuracy"] = registry["agent_goal_accuracy"]
-	registerJudged("topic_adherence", "Ragas TopicAdherenceScore against reference_topics (mode: precision|recall|f1, default f1)", newTopicAdherence)
-	for _, c := range conversationGraders {
-		registerJudged(c.name, c.help, conversationGrader(c))
-	}
-	registerJudged("conversation_relevance", "share of assistant replies relevant to the last window_size turns (default 5)", newRelevance)
+// The judge-based graders.
+var (
+	Rubrics = judged(Definition{Name: "rubrics",
+		Doc: "LLM-judged criteria: the sample's rubrics map, plus criteria=[...] (or --criterion); score = weighted share passed"}, newRubrics)
+	AgentGoalAccuracy = judged(Definition{Name: "agent_goal_accuracy", Aliases: []string{"goal_accuracy"},
+		Doc: "Ragas AgentGoalAccuracy: 1 when the end state achieves the reference (or, without one, the inferred user goal)"}, goalGrader(goalAuto))
+	AgentGoalAccuracyWithReference = judged(Definition{Name: "agent_goal_accuracy_with_reference",
+		Doc: "agent_goal_accuracy that requires reference"}, goalGrader(goalWithReference))
+	AgentGoalAccuracyWithoutReference = judged(Definition{Name: "agent_goal_accuracy_without_reference",
+		Doc: "agent_goal_accuracy against the inferred goal, ignoring reference"}, goalGrader(goalWithoutReference))
+	TopicAdherence = judged(Definition{Name: "topic_adherence",
+		Doc: "Ragas TopicAdherenceScore against reference_topics (mode: precision|recall|f1, default f1)"}, newTopicAdherence)
+	InstructionRetention = conversationGrader("instruction_retention", "every reply keeps to the persistent instructions the user gave earlier",
+		"Every assistant reply keeps to every persistent instruction the user gave before it, until the user lifted it.")
+	InferenceMemory = conversationGrader("inference_memory", "replies use relevant facts the user stated earlier, unprompted",
+		"Every assistant reply takes into account the earlier facts about the user that matter to it.")
+	SelfCoherence = conversationGrader("self_coherence", "no unacknowledged self-contradiction and no giving in to incorrect pushback",
+		"The assistant stays consistent with its earlier statements and tool results, and does not abandon a correct answer under unfounded pressure.")
+	VersionedEditing = conversationGrader("versioned_editing", "requested revisions are applied exactly, to the right version",
+		"Every revision the user requested is applied exactly, to the version the user meant, with nothing else changed or lost.")
+	ConversationRelevance = judged(Definition{Name: "conversation_relevance",
+		Doc: "share of assistant replies relevant to the last window_size turns (default 5)"}, newRelevance)
+)
+
+// JudgeOptions is the options of a judged grader whose only setting is
+// how many times the judge votes.
+type JudgeOptions struct {
+	Samples int `json:"samples" doc:"judge votes per decision, an odd number (default 1)"`
 }
 
 // judgeFor applies a grader's samples setting to a copy of the judge.
@@ -38,80 +56,104 @@ func judgeFor(j *judge.Judge, samples int) (*judge.Judge, error) {
 	if samples < 0 || samples%2 == 0 {
 		return nil, fmt.Errorf("samples must be a positive odd number, for a clear majority; got %d", samples)
 	}
+	if j == nil {
+		return nil, nil // checking options only
+	}
 	jj := *j
 	jj.Samples = samples
 	return &jj, nil
 }
 
-// samplesOnly reads the settings of a judge grader whose only setting is
-// samples, and returns the judge to use.
-func samplesOnly(params map[string]any, e env) (*judge.Judge, error) {
-	var cfg struct {
-		Samples int `json:"samples"`
-	}
-	if err := decodeParams(params, &cfg, "samples"); err != nil {
-		return nil, err
-	}
-	return judgeFor(e.judge, cfg.Samples)
-}
-
 // judgedText is what a judge sees: the transcript, and the graded reply when
 // only part of the transcript is graded (one turn of a live conversation).
-func judgedText(in *agenteval.GradeInput) (transcript, output string) {
-	transcript = in.Transcript.Pretty()
+// The judge's prompts quote both, message by message.
+func judgedText(in *agenteval.GradeInput) (transcript, output agenteval.Conversation) {
+	transcript = in.Transcript
 	if in.Turn > 0 && len(in.Output) > 0 {
-		output = in.Output.Pretty()
+		output = in.Output
 	}
 	return transcript, output
 }
 
-// weightedCriterion is a criterion with the weight and required flag that
-// eval files may give it.
+// Criterion is one rubric criterion. Eval files write it as a string, or
+// as {id, outcome (or text), weight, required}.
+type Criterion struct {
+	ID      string   `json:"id,omitempty"`
+	Outcome string   `json:"outcome"`
+	Weight  *float64 `json:"weight,omitempty"`
+	// Required makes the rubric score 0 when this criterion fails.
+	Required bool `json:"required,omitempty"`
+}
+
+// Criteria is a list of criteria, as eval files and --metric flags write
+// them.
+type Criteria []Criterion
+
+// ParamTypes says a list.
+func (Criteria) ParamTypes() []string { return []string{"array"} }
+
+// UnmarshalJSON reads criteria given as strings or as objects.
+func (c *Criteria) UnmarshalJSON(b []byte) error {
+	var raw []any
+	if err := decodeValue(json.RawMessage(b), &raw); err != nil {
+		return notA(b, c)
+	}
+	out := make(Criteria, 0, len(raw))
+	for i, r := range raw {
+		switch v := r.(type) {
+		case string:
+			out = append(out, Criterion{Outcome: v})
+		case map[string]any:
+			var cr Criterion
+			cr.ID, _ = v["id"].(string)
+			for _, k := range []string{"outcome", "text", "criterion"} {
+				if s, ok := v[k].(string); ok && cr.Outcome == "" {
+					cr.Outcome = s
+				}
+			}
+			if w, ok := v["weight"]; ok {
+				f, ok := number(w)
+				if !ok {
+					return fmt.Errorf("[%d].weight must be a number ≥ 0", i)
+				}
+				cr.Weight = &f
+			}
+			cr.Required, _ = v["required"].(bool)
+			out = append(out, cr)
+		default:
+			return fmt.Errorf("[%d] must be a string or an object with outcome", i)
+		}
+	}
+	*c = out
+	return nil
+}
+
+// weightedCriterion is a criterion ready to judge.
 type weightedCriterion struct {
 	judge.Criterion
 	weight   float64
 	required bool
 }
 
-// parseCriteria reads criteria given as strings or as objects with id,
-// outcome (or text), weight and required.
-func parseCriteria(raw []any) ([]weightedCriterion, error) {
-	var out []weightedCriterion
-	for i, r := range raw {
-		switch v := r.(type) {
-		case string:
-			if strings.TrimSpace(v) == "" {
-				return nil, fmt.Errorf("criteria[%d] is empty", i)
-			}
-			out = append(out, weightedCriterion{Criterion: judge.Criterion{ID: fmt.Sprintf("criterion-%d", i+1), Text: v}, weight: 1})
-		case map[string]any:
-			c := weightedCriterion{weight: 1}
-			c.ID, _ = v["id"].(string)
-			for _, k := range []string{"outcome", "text", "criterion"} {
-				if s, ok := v[k].(string); ok && c.Text == "" {
-					c.Text = s
-				}
-			}
-			if c.Text == "" {
-				return nil, fmt.Errorf("criteria[%d] needs outcome: the statement to check", i)
-			}
-			if c.ID == "" {
-				c.ID = fmt.Sprintf("criterion-%d", i+1)
-			}
-			if w, ok := v["weight"]; ok {
-				f, ok := number(w)
-				if !ok || f < 0 {
-					return nil, fmt.Errorf("criteria[%d].weight must be a number ≥ 0", i)
-				}
-				c.weight = f
-			}
-			if req, ok := v["required"].(bool); ok {
-				c.required = req
-			}
-			out = append(out, c)
-		default:
-			return nil, fmt.Errorf("criteria[%d] must be a string or an object with outcome", i)
+// checkCriteria gives each criterion an id and a weight, and rejects empty
+// ones.
+func checkCriteria(list Criteria) ([]weightedCriterion, error) {
+	out := make([]weightedCriterion, 0, len(list))
+	for i, c := range list {
+		if strings.TrimSpace(c.Outcome) == "" {
+			return nil, fmt.Errorf("criteria[%d] needs outcome: the statement to check", i)
 		}
+		w := weightedCriterion{Criterion: judge.Criterion{ID: c.ID, Text: c.Outcome}, weight: 1, required: c.Required}
+		if w.ID == "" {
+			w.ID = fmt.Sprintf("criterion-%d", i+1)
+		}
+		if c.Weight != nil {
+			if !(*c.Weight >= 0) || math.IsInf(*c.Weight, 0) {
+				return nil, fmt.Errorf("criteria[%d].weight must be a number ≥ 0", i)
+			}
+			w.weight = *c.Weight
+		}
+		out = append(out, w)
 	}
 	return out, nil
 }
@@ -141,23 +183,22 @@ func scaleLevels(rubrics map[string]string) ([]judge.KeyedCriterion, []int, bool
 	return out, levels, true
 }
 
-func newRubrics(params map[string]any, e env) (gradeFunc, error) {
-	var cfg struct {
-		Criteria []any `json:"criteria"`
-		Samples  int   `json:"samples"`
-	}
-	if err := decodeParams(params, &cfg, "criteria", "samples"); err != nil {
-		return nil, err
-	}
-	fixed, err := parseCriteria(cfg.Criteria)
+// RubricsOptions is the options of rubrics.
+type RubricsOptions struct {
+	Criteria Criteria `json:"criteria" doc:"the criteria to judge, beside the sample's rubrics: strings, or {id, outcome, weight, required}"`
+	Samples  int      `json:"samples" doc:"judge votes per decision, an odd number (default 1)"`
+}
+
+func newRubrics(o RubricsOptions, env Env) (Func, error) {
+	fixed, err := checkCriteria(o.Criteria)
 	if err != nil {
 		return nil, err
 	}
-	j, err := judgeFor(e.judge, cfg.Samples)
+	j, err := judgeFor(env.Judge, o.Samples)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
+	return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		if levels, nums, ok := scaleLevels(in.Rubrics); ok && len(fixed) == 0 {
 			return gradeScale(ctx, j, in, levels, nums)
 		}
@@ -166,7 +207,7 @@ func newRubrics(params map[string]any, e env) (gradeFunc, error) {
 			crits = append(crits, weightedCriterion{Criterion: judge.Criterion{ID: k, Text: in.Rubrics[k]}, weight: 1})
 		}
 		if len(crits) == 0 {
-			return outcome{}, &agenteval.MissingFieldError{Grader: "rubrics", Field: "rubrics (or criteria in the metric's settings, or --criterion)"}
+			return Outcome{}, &agenteval.MissingFieldError{Grader: "rubrics", Field: "rubrics (or criteria in the metric's settings, or --criterion)"}
 		}
 		transcript, output := judgedText(in)
 		plain := make([]judge.Criterion, len(crits))
@@ -174,7 +215,7 @@ func newRubrics(params map[string]any, e env) (gradeFunc, error) {
 			plain[i] = c.Criterion
 		}
 		ds, usage, err := j.Decide(ctx, "rubric", map[string]any{"Transcript": transcript, "Output": output, "Reference": in.Reference}, plain)
-		o := outcome{usage: &usage}
+		o := Outcome{Usage: &usage}
 		if err != nil {
 			return o, err
 		}
@@ -182,7 +223,7 @@ func newRubrics(params map[string]any, e env) (gradeFunc, error) {
 		failedRequired := false
 		for i, d := range ds {
 			c := crits[i]
-			o.assertions = append(o.assertions, agenteval.Assertion{Text: c.ID + ": " + c.Text, Passed: d.Passed, Evidence: d.Evidence()})
+			o.Assertions = append(o.Assertions, agenteval.Assertion{Text: c.ID + ": " + c.Text, Passed: d.Passed, Evidence: d.Evidence()})
 			total += c.weight
 			if d.Passed {
 				sum += c.weight
@@ -190,9 +231,9 @@ func newRubrics(params map[string]any, e env) (gradeFunc, error) {
 				failedRequired = true
 			}
 		}
-		o.score = 1
+		o.Score = 1
 		if total > 0 {
-			o.score = sum / total
+			o.Score = sum / total
 		}
 		passed := 0
 		for _, d := range ds {
@@ -200,10 +241,10 @@ func newRubrics(params map[string]any, e env) (gradeFunc, error) {
 				passed++
 			}
 		}
-		o.reason = fmt.Sprintf("%d of %d criteria met", passed, len(ds))
+		o.Reason = fmt.Sprintf("%d of %d criteria met", passed, len(ds))
 		if failedRequired {
-			o.score = 0
-			o.reason += "; a required criterion failed"
+			o.Score = 0
+			o.Reason += "; a required criterion failed"
 		}
 		return o, nil
 	}, nil
@@ -211,7 +252,7 @@ func newRubrics(params map[string]any, e env) (gradeFunc, error) {
 
 // gradeScale places the conversation on a Ragas-style 1..N scale and
 // normalises the level to [0,1].
-func gradeScale(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput, levels []judge.KeyedCriterion, nums []int) (outcome, error) {
+func gradeScale(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput, levels []judge.KeyedCriterion, nums []int) (Outcome, error) {
 	keys := make([]string, len(levels))
 	for i, l := range levels {
 		keys[i] = l.Key
@@ -223,20 +264,20 @@ func gradeScale(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput, l
 	transcript, _ := judgedText(in)
 	p, err := judge.Render("rubric_scale", map[string]any{"Transcript": transcript, "Reference": in.Reference, "Levels": levels})
 	if err != nil {
-		return outcome{}, err
+		return Outcome{}, err
 	}
 	v, usage, err := j.Ask(ctx, p, "rubric_level", schema)
-	o := outcome{usage: &usage}
+	o := Outcome{Usage: &usage}
 	if err != nil {
 		return o, err
 	}
 	level, _ := strconv.Atoi(fmt.Sprint(v["level"]))
 	lo, hi := nums[0], nums[len(nums)-1]
-	o.score = float64(level-lo) / float64(hi-lo)
+	o.Score = float64(level-lo) / float64(hi-lo)
 	reason, _ := v["reason"].(string)
-	o.reason = fmt.Sprintf("level %d of %d..%d", level, lo, hi)
-	o.assertions = []agenteval.Assertion{{Text: fmt.Sprintf("rubric level (score%d_description)", level), Passed: level == hi, Evidence: reason}}
-	o.details = map[string]any{"level": level}
+	o.Reason = fmt.Sprintf("level %d of %d..%d", level, lo, hi)
+	o.Assertions = []agenteval.Assertion{{Text: fmt.Sprintf("rubric level (score%d_description)", level), Passed: level == hi, Evidence: reason}}
+	o.Details = map[string]any{"level": level}
 	return o, nil
 }
 
@@ -248,13 +289,13 @@ const (
 	goalWithoutReference
 )
 
-func goalFactory(mode goalMode) factory {
-	return func(params map[string]any, e env) (gradeFunc, error) {
-		j, err := samplesOnly(params, e)
+func goalGrader(mode goalMode) func(JudgeOptions, Env) (Func, error) {
+	return func(o JudgeOptions, env Env) (Func, error) {
+		j, err := judgeFor(env.Judge, o.Samples)
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
+		return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
 			return gradeGoal(ctx, j, in, mode)
 		}, nil
 	}
@@ -263,21 +304,21 @@ func goalFactory(mode goalMode) factory {
 // gradeGoal is Ragas's two-stage goal accuracy: infer the user's goal and
 // the end state, then decide whether the end state achieves the desired
 // outcome (the reference when there is one and the mode allows it).
-func gradeGoal(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput, mode goalMode) (outcome, error) {
+func gradeGoal(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput, mode goalMode) (Outcome, error) {
 	if mode == goalWithReference && strings.TrimSpace(in.Reference) == "" {
-		return outcome{}, &agenteval.MissingFieldError{Grader: "agent_goal_accuracy_with_reference", Field: "reference"}
+		return Outcome{}, &agenteval.MissingFieldError{Grader: "agent_goal_accuracy_with_reference", Field: "reference"}
 	}
 	transcript, _ := judgedText(in)
 	p, err := judge.Render("goal_infer", map[string]any{"Transcript": transcript})
 	if err != nil {
-		return outcome{}, err
+		return Outcome{}, err
 	}
 	schema := judge.ObjectSchema(
 		judge.Field{Key: "user_goal", Value: judge.String("what the user wanted, with its specifics")},
 		judge.Field{Key: "end_state", Value: judge.String("what is true at the end, per the tool results and replies")},
 	)
 	v, usage, err := j.Ask(ctx, p, "goal_and_end_state", schema)
-	o := outcome{usage: &usage}
+	o := Outcome{Usage: &usage}
 	if err != nil {
 		return o, fmt.Errorf("infer the goal: %w", err)
 	}
@@ -290,41 +331,37 @@ func gradeGoal(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput, mo
 	crit := []judge.Criterion{{ID: "goal_achieved", Text: "The end state achieves the desired outcome."}}
 	ds, u2, err := j.Decide(ctx, "goal_compare", map[string]any{"Desired": desired, "Source": source, "EndState": end}, crit)
 	usage.Add(&u2)
-	o.details = map[string]any{"user_goal": goal, "end_state": end, "desired_outcome": desired, "compared_with": strings.TrimPrefix(source, "the ")}
+	o.Details = map[string]any{"user_goal": goal, "end_state": end, "desired_outcome": desired, "compared_with": strings.TrimPrefix(source, "the ")}
 	if err != nil {
 		return o, fmt.Errorf("compare with the end state: %w", err)
 	}
 	d := ds[0]
 	if d.Passed {
-		o.score = 1
+		o.Score = 1
 	}
-	o.reason = d.Reason
-	o.assertions = []agenteval.Assertion{
+	o.Reason = d.Reason
+	o.Assertions = []agenteval.Assertion{
 		{Text: "the end state achieves " + source + ": " + truncate(desired, 160), Passed: d.Passed, Evidence: d.Evidence() + " [end state: " + truncate(end, 300) + "]"},
 	}
 	return o, nil
 }
 
-func newTopicAdherence(params map[string]any, e env) (gradeFunc, error) {
-	var cfg struct {
-		Mode    string `json:"mode"`
-		Samples int    `json:"samples"`
-	}
-	if err := decodeParams(params, &cfg, "mode", "samples"); err != nil {
-		return nil, err
-	}
-	switch cfg.Mode {
+// TopicAdherenceOptions is the options of topic_adherence.
+type TopicAdherenceOptions struct {
+	Mode string `json:"mode" enum:"precision,recall,f1" doc:"which measure is the score (default f1)"`
+}
+
+func newTopicAdherence(o TopicAdherenceOptions, env Env) (Func, error) {
+	mode := o.Mode
+	switch mode {
 	case "":
-		cfg.Mode = "f1"
+		mode = "f1"
 	case "precision", "recall", "f1":
 	default:
-		return nil, fmt.Errorf("mode %q is not one of precision, recall, f1", cfg.Mode)
+		return nil, fmt.Errorf("mode %q is not one of precision, recall, f1", o.Mode)
 	}
-	if cfg.Samples > 1 {
-		return nil, fmt.Errorf("topic_adherence does not vote; drop samples")
-	}
-	return func(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
-		return gradeTopics(ctx, e.judge, in, cfg.Mode)
+	return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
+		return gradeTopics(ctx, env.Judge, in, mode)
 	}, nil
 }
 
@@ -332,19 +369,19 @@ func newTopicAdherence(params map[string]any, e env) (gradeFunc, error) {
 // user's topics, then assess each one (answered or refused; inside the
 // reference topics or not). A list of the wrong length is padded with
 // "answered, off-reference" or truncated, never a crash.
-func gradeTopics(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput, mode string) (outcome, error) {
+func gradeTopics(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput, mode string) (Outcome, error) {
 	if in.ReferenceTopics == nil {
-		return outcome{}, &agenteval.MissingFieldError{Grader: "topic_adherence", Field: "reference_topics"}
+		return Outcome{}, &agenteval.MissingFieldError{Grader: "topic_adherence", Field: "reference_topics"}
 	}
 	transcript, _ := judgedText(in)
 	p, err := judge.Render("topics_extract", map[string]any{"Transcript": transcript})
 	if err != nil {
-		return outcome{}, err
+		return Outcome{}, err
 	}
 	v, usage, err := j.Ask(ctx, p, "user_topics", judge.ObjectSchema(
 		judge.Field{Key: "topics", Value: judge.ArrayOf(judge.String("a topic, two to six words"), "the user's topics")},
 	))
-	o := outcome{usage: &usage}
+	o := Outcome{Usage: &usage}
 	if err != nil {
 		return o, fmt.Errorf("extract topics: %w", err)
 	}
@@ -415,85 +452,72 @@ func gradeTopics(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput, 
 		state := map[bool]string{true: "answered", false: "refused"}[answered] + ", " + map[bool]string{true: "within", false: "outside"}[a.inRef] + " the reference topics"
 		// An assertion passes when the assistant did the right thing:
 		// answered an on-topic request or declined an off-topic one.
-		o.assertions = append(o.assertions, agenteval.Assertion{Text: text, Passed: answered == a.inRef, Evidence: state + ": " + a.reason})
+		o.Assertions = append(o.Assertions, agenteval.Assertion{Text: text, Passed: answered == a.inRef, Evidence: state + ": " + a.reason})
 	}
 	precision := tp / (tp + fp + eps)
 	recall := tp / (tp + fn + eps)
 	f1 := 2 * precision * recall / (precision + recall + eps)
 	switch mode {
 	case "precision":
-		o.score = precision
+		o.Score = precision
 	case "recall":
-		o.score = recall
+		o.Score = recall
 	default:
-		o.score = f1
+		o.Score = f1
 	}
-	o.score = math.Min(1, math.Max(0, o.score))
-	o.reason = fmt.Sprintf("%s over %d topics: TP=%d FP=%d FN=%d%s", mode, len(as), int(tp), int(fp), int(fn), note)
+	o.Score = math.Min(1, math.Max(0, o.Score))
+	o.Reason = fmt.Sprintf("%s over %d topics: TP=%d FP=%d FN=%d%s", mode, len(as), int(tp), int(fp), int(fn), note)
 	if len(topics) == 0 {
-		o.reason = "no topics found in the user's messages; Ragas scores this 0"
+		o.Reason = "no topics found in the user's messages; Ragas scores this 0"
 	}
-	o.details = map[string]any{"topics": topics, "tp": tp, "fp": fp, "fn": fn, "precision": precision, "recall": recall, "f1": f1}
+	o.Details = map[string]any{"topics": topics, "tp": tp, "fp": fp, "fn": fn, "precision": precision, "recall": recall, "f1": f1}
 	return o, nil
 }
 
-// conversationGraders are the MultiChallenge axes: each is one judge call
-// over the numbered transcript with one criterion.
-var conversationGraders = []struct {
-	name, help, prompt, criterion string
-}{
-	{"instruction_retention", "every reply keeps to the persistent instructions the user gave earlier", "instruction_retention",
-		"Every assistant reply keeps to every persistent instruction the user gave before it, until the user lifted it."},
-	{"inference_memory", "replies use relevant facts the user stated earlier, unprompted", "inference_memory",
-		"Every assistant reply takes into account the earlier facts about the user that matter to it."},
-	{"self_coherence", "no unacknowledged self-contradiction and no giving in to incorrect pushback", "self_coherence",
-		"The assistant stays consistent with its earlier statements and tool results, and does not abandon a correct answer under unfounded pressure."},
-	{"versioned_editing", "requested revisions are applied exactly, to the right version", "versioned_editing",
-		"Every revision the user requested is applied exactly, to the version the user meant, with nothing else changed or lost."},
-}
-
-func conversationGrader(c struct{ name, help, prompt, criterion string }) factory {
-	return func(params map[string]any, e env) (gradeFunc, error) {
-		j, err := samplesOnly(params, e)
+// conversationGrader defines a MultiChallenge axis: one judge call over
+// the numbered transcript with one criterion. The prompt file has the
+// grader's name.
+func conversationGrader(name, doc, criterion string) *Definition {
+	return judged(Definition{Name: name, Doc: doc}, func(o JudgeOptions, env Env) (Func, error) {
+		j, err := judgeFor(env.Judge, o.Samples)
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
-			ds, usage, err := j.Decide(ctx, c.prompt, map[string]any{"Transcript": in.Transcript.Numbered()}, []judge.Criterion{{ID: c.name, Text: c.criterion}})
-			o := outcome{usage: &usage}
+		return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
+			ds, usage, err := j.Decide(ctx, name, map[string]any{"Transcript": in.Transcript}, []judge.Criterion{{ID: name, Text: criterion}})
+			o := Outcome{Usage: &usage}
 			if err != nil {
 				return o, err
 			}
 			d := ds[0]
 			if d.Passed {
-				o.score = 1
+				o.Score = 1
 			}
-			o.reason = d.Reason
-			o.assertions = []agenteval.Assertion{{Text: c.criterion, Passed: d.Passed, Evidence: d.Evidence()}}
+			o.Reason = d.Reason
+			o.Assertions = []agenteval.Assertion{{Text: criterion, Passed: d.Passed, Evidence: d.Evidence()}}
 			return o, nil
 		}, nil
-	}
+	})
 }
 
-func newRelevance(params map[string]any, e env) (gradeFunc, error) {
-	var cfg struct {
-		WindowSize int `json:"window_size"`
-		Samples    int `json:"samples"`
-	}
-	if err := decodeParams(params, &cfg, "window_size", "samples"); err != nil {
-		return nil, err
-	}
+// RelevanceOptions is the options of conversation_relevance.
+type RelevanceOptions struct {
+	WindowSize int `json:"window_size" doc:"how many turns each reply must be relevant to (default 5)"`
+	Samples    int `json:"samples" doc:"judge votes per decision, an odd number (default 1)"`
+}
+
+func newRelevance(cfg RelevanceOptions, env Env) (Func, error) {
 	if cfg.WindowSize == 0 {
 		cfg.WindowSize = 5
 	}
 	if cfg.WindowSize < 1 {
 		return nil, fmt.Errorf("window_size must be at least 1")
 	}
-	j, err := judgeFor(e.judge, cfg.Samples)
+	j, err := judgeFor(env.Judge, cfg.Samples)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
+	return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		turns := in.Transcript.Turns()
 		var crits []judge.Criterion
 		for k, t := range turns {
@@ -511,10 +535,10 @@ func newRelevance(params map[string]any, e env) (gradeFunc, error) {
 			})
 		}
 		if len(crits) == 0 {
-			return outcome{}, &agenteval.MissingFieldError{Grader: "conversation_relevance", Field: "an assistant reply with text"}
+			return Outcome{}, &agenteval.MissingFieldError{Grader: "conversation_relevance", Field: "an assistant reply with text"}
 		}
-		ds, usage, err := j.Decide(ctx, "relevance", map[string]any{"Transcript": in.Transcript.Numbered()}, crits)
-		o := outcome{usage: &usage}
+		ds, usage, err := j.Decide(ctx, "relevance", map[string]any{"Transcript": in.Transcript}, crits)
+		o := Outcome{Usage: &usage}
 		if err != nil {
 			return o, err
 		}
@@ -523,10 +547,10 @@ func newRelevance(params map[string]any, e env) (gradeFunc, error) {
 			if d.Passed {
 				relevant++
 			}
-			o.assertions = append(o.assertions, agenteval.Assertion{Text: d.Criterion.Text, Passed: d.Passed, Evidence: d.Reason})
+			o.Assertions = append(o.Assertions, agenteval.Assertion{Text: d.Criterion.Text, Passed: d.Passed, Evidence: d.Reason})
 		}
-		o.score = float64(relevant) / float64(len(ds))
-		o.reason = fmt.Sprintf("%d of %d replies relevant (window of %d turns)", relevant, len(ds), cfg.WindowSize)
+		o.Score = float64(relevant) / float64(len(ds))
+		o.Reason = fmt.Sprintf("%d of %d replies relevant (window of %d turns)", relevant, len(ds), cfg.WindowSize)
 		return o, nil
 	}, nil
 }

@@ -29,9 +29,9 @@ func fakeJudge(t *testing.T) (*judge.Judge, *fakellm.Server) {
 	return &judge.Judge{Model: m, Name: "openai:gpt-4o-mini"}, s
 }
 
-func judged(t *testing.T, j *judge.Judge, typ string, params map[string]any, in *agenteval.GradeInput) (agenteval.Score, error) {
+func judgeWith(t *testing.T, j *judge.Judge, typ string, params map[string]any, in *agenteval.GradeInput) (agenteval.Score, error) {
 	t.Helper()
-	g, err := New(Spec{Type: typ, Params: params, Judge: j})
+	g, err := New(Spec{Type: typ, Options: params, Judge: j})
 	if err != nil {
 		t.Fatalf("New(%s): %v", typ, err)
 	}
@@ -66,12 +66,12 @@ func TestRubrics(t *testing.T) {
 		"The assistant is polite.",
 		map[string]any{"id": "no-weather", "outcome": "The assistant answers every question.", "weight": 2.0},
 	}}
-	sc, err := judged(t, j, "rubrics", params, booking())
+	sc, err := judgeWith(t, j, "rubrics", params, booking())
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Weights 1, 2 and 1 (the sample's rubric); the weight-2 criterion failed.
-	if !near(sc.Score, 0.5) || sc.Verdict != agenteval.Fail || len(sc.Assertions) != 3 {
+	if !near(sc.Score, 0.5) || sc.Verdict != agenteval.VerdictFail || len(sc.Assertions) != 3 {
 		t.Fatalf("score = %+v", sc)
 	}
 	if sc.Assertions[1].Text != "no-weather: The assistant answers every question." || sc.Assertions[1].Passed || sc.Assertions[1].Evidence != "because b" {
@@ -83,14 +83,14 @@ func TestRubrics(t *testing.T) {
 	if s.Calls() != 1 || sc.Usage == nil || sc.Usage.Calls != 1 {
 		t.Errorf("%d judge calls, usage %+v; want one call for all criteria", s.Calls(), sc.Usage)
 	}
-	if !strings.Contains(s.Requests()[0].Messages[1].Text(), "<reference>\nA table at Golden Dragon is booked for 8pm.") {
+	if !quotedRE("", "reference", "A table at Golden Dragon is booked for 8pm.").MatchString(s.Requests()[0].Messages[1].Text()) {
 		t.Error("the reference did not reach the judge")
 	}
 
 	// A required criterion that fails zeroes the score.
 	s.Reset()
 	s.Add(&fakellm.Rule{Reply: verdicts(false, true)})
-	sc, _ = judged(t, j, "rubrics", map[string]any{"criteria": []any{map[string]any{"outcome": "x", "required": true}}}, booking())
+	sc, _ = judgeWith(t, j, "rubrics", map[string]any{"criteria": []any{map[string]any{"outcome": "x", "required": true}}}, booking())
 	if sc.Score != 0 || !strings.Contains(sc.Reason, "required criterion failed") {
 		t.Errorf("required: %+v", sc)
 	}
@@ -100,7 +100,7 @@ func TestRubricsNeedsCriteriaAndJudge(t *testing.T) {
 	j, _ := fakeJudge(t)
 	in := booking()
 	in.Rubrics = nil
-	_, err := judged(t, j, "rubrics", nil, in)
+	_, err := judgeWith(t, j, "rubrics", nil, in)
 	var mf *agenteval.MissingFieldError
 	if !errors.As(err, &mf) || !strings.Contains(err.Error(), "needs rubrics (or criteria") {
 		t.Errorf("err = %v", err)
@@ -110,7 +110,7 @@ func TestRubricsNeedsCriteriaAndJudge(t *testing.T) {
 	if !errors.As(err, &nj) || !strings.Contains(err.Error(), "--judge provider:model") || !strings.Contains(err.Error(), "AGENTEVAL_JUDGE") {
 		t.Errorf("err = %v", err)
 	}
-	if _, err := New(Spec{Type: "rubrics", Judge: j, Params: map[string]any{"samples": 2}}); err == nil || !strings.Contains(err.Error(), "odd") {
+	if _, err := New(Spec{Type: "rubrics", Judge: j, Options: map[string]any{"samples": 2}}); err == nil || !strings.Contains(err.Error(), "odd") {
 		t.Errorf("even samples: %v", err)
 	}
 }
@@ -120,7 +120,7 @@ func TestRubricScale(t *testing.T) {
 	s.Add(&fakellm.Rule{Match: fakellm.SchemaNamed("rubric_level"), Reply: fakellm.Reply{JSON: map[string]any{"reason": "mostly right", "level": "4"}}})
 	in := booking()
 	in.Rubrics = map[string]string{"score1_description": "wrong", "score3_description": "partly", "score5_description": "perfect", "score2_description": "poor", "score4_description": "good"}
-	sc, err := judged(t, j, "rubrics", nil, in)
+	sc, err := judgeWith(t, j, "rubrics", nil, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestGoalAccuracy(t *testing.T) {
 	j, s := fakeJudge(t)
 	s.Add(&fakellm.Rule{Match: fakellm.SchemaNamed("goal_and_end_state"), Reply: fakellm.Reply{JSON: map[string]any{"user_goal": "book Golden Dragon at 8pm", "end_state": "booked at 8pm"}}},
 		&fakellm.Rule{Match: fakellm.SchemaNamed("criteria_verdicts"), Reply: verdicts(true)})
-	sc, err := judged(t, j, "agent_goal_accuracy", nil, booking())
+	sc, err := judgeWith(t, j, "agent_goal_accuracy", nil, booking())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestGoalAccuracy(t *testing.T) {
 		t.Errorf("%d calls, want 2", s.Calls())
 	}
 	cmp := s.Requests()[1].Messages[1].Text()
-	if !strings.Contains(cmp, "Desired outcome (the reference):\n<desired>\nA table at Golden Dragon is booked for 8pm.") || !strings.Contains(cmp, "booked at 8pm") {
+	if !quotedRE("Desired outcome (the reference):\n", "desired", "A table at Golden Dragon is booked for 8pm.").MatchString(cmp) || !strings.Contains(cmp, "booked at 8pm") {
 		t.Errorf("compare prompt = %s", cmp)
 	}
 
@@ -158,11 +158,11 @@ func TestGoalAccuracy(t *testing.T) {
 		&fakellm.Rule{Match: fakellm.SchemaNamed("criteria_verdicts"), Reply: verdicts(false)})
 	in := booking()
 	in.Reference = ""
-	sc, _ = judged(t, j, "agent_goal_accuracy", nil, in)
-	if sc.Score != 0 || sc.Verdict != agenteval.Fail || !strings.Contains(s.Requests()[1].Messages[1].Text(), "Desired outcome (the user's goal, inferred from the conversation):\n<desired>\nbook Golden Dragon at 8pm") {
+	sc, _ = judgeWith(t, j, "agent_goal_accuracy", nil, in)
+	if sc.Score != 0 || sc.Verdict != agenteval.VerdictFail || !quotedRE("Desired outcome (the user's goal, inferred from the conversation):\n", "desired", "book Golden Dragon at 8pm").MatchString(s.Requests()[1].Messages[1].Text()) {
 		t.Errorf("without reference: %+v", sc)
 	}
-	if _, err := judged(t, j, "agent_goal_accuracy_with_reference", nil, in); err == nil || !strings.Contains(err.Error(), "needs reference") {
+	if _, err := judgeWith(t, j, "agent_goal_accuracy_with_reference", nil, in); err == nil || !strings.Contains(err.Error(), "needs reference") {
 		t.Errorf("with_reference, no reference: %v", err)
 	}
 }
@@ -186,7 +186,7 @@ func TestTopicAdherence(t *testing.T) {
 				map[string]any{"topic": "table booking", "reason": "booked", "refused": false, "in_reference": true},
 				map[string]any{"topic": "weather", "reason": "declined", "refused": true, "in_reference": false},
 			}}}})
-		sc, err := judged(t, j, "topic_adherence", map[string]any{"mode": mode}, booking())
+		sc, err := judgeWith(t, j, "topic_adherence", map[string]any{"mode": mode}, booking())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestTopicAdherence(t *testing.T) {
 	}
 	in := booking()
 	in.ReferenceTopics = nil
-	if _, err := judged(t, j, "topic_adherence", nil, in); err == nil || !strings.Contains(err.Error(), "needs reference_topics") {
+	if _, err := judgeWith(t, j, "topic_adherence", nil, in); err == nil || !strings.Contains(err.Error(), "needs reference_topics") {
 		t.Errorf("no reference topics: %v", err)
 	}
 }
@@ -209,14 +209,14 @@ func TestConversationGraders(t *testing.T) {
 	for _, name := range []string{"instruction_retention", "inference_memory", "self_coherence", "versioned_editing"} {
 		s.Reset()
 		s.Add(&fakellm.Rule{Reply: verdicts(false)})
-		sc, err := judged(t, j, name, nil, booking())
+		sc, err := judgeWith(t, j, name, nil, booking())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if sc.Score != 0 || len(sc.Assertions) != 1 || s.Calls() != 1 {
 			t.Errorf("%s: %+v after %d calls", name, sc, s.Calls())
 		}
-		if !strings.Contains(s.Requests()[0].Messages[1].Text(), "[Turn 2]\nHuman: Thanks.") {
+		if !quotedRE("[Turn 2]\n", "user", "Thanks.").MatchString(s.Requests()[0].Messages[1].Text()) {
 			t.Errorf("%s: the transcript is not numbered by turn", name)
 		}
 	}
@@ -225,7 +225,7 @@ func TestConversationGraders(t *testing.T) {
 func TestConversationRelevanceWindows(t *testing.T) {
 	j, s := fakeJudge(t)
 	s.Add(&fakellm.Rule{Reply: verdicts(true, false)})
-	sc, err := judged(t, j, "conversation_relevance", map[string]any{"window_size": 1}, booking())
+	sc, err := judgeWith(t, j, "conversation_relevance", map[string]any{"window_size": 1}, booking())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestConversationRelevanceWindows(t *testing.T) {
 	}
 	s.Reset()
 	s.Add(&fakellm.Rule{Reply: verdicts(true, true)})
-	sc, _ = judged(t, j, "conversation_relevance", nil, booking())
+	sc, _ = judgeWith(t, j, "conversation_relevance", nil, booking())
 	if sc.Assertions[1].Text != "The assistant's reply in turn 2 is relevant to the user's messages in turns 1 to 2." {
 		t.Errorf("default window text = %q", sc.Assertions[1].Text)
 	}
@@ -246,8 +246,8 @@ func TestConversationRelevanceWindows(t *testing.T) {
 func TestJudgeFailuresAreErrors(t *testing.T) {
 	j, s := fakeJudge(t)
 	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Content: "not json at all"}})
-	sc, err := judged(t, j, "instruction_retention", nil, booking())
-	if err == nil || sc.Verdict != agenteval.Error || !strings.Contains(sc.Reason, "gave invalid output 3 times") || sc.Usage == nil || sc.Usage.Calls != 3 {
+	sc, err := judgeWith(t, j, "instruction_retention", nil, booking())
+	if err == nil || sc.Verdict != agenteval.VerdictError || !strings.Contains(sc.Reason, "gave invalid output 3 times") || sc.Usage == nil || sc.Usage.Calls != 3 {
 		t.Errorf("score = %+v, err %v", sc, err)
 	}
 }
@@ -260,7 +260,7 @@ func TestToolCallsChecksAreJudgedInOneCall(t *testing.T) {
 		map[string]any{"tool": "search", "args": map[string]any{"city": map[string]any{"$check": "a city in France"}, "days": map[string]any{"$text": "2"}}},
 		map[string]any{"tool": "book", "output": map[string]any{"check": "the booking succeeded"}},
 	}
-	g, err := New(Spec{Type: "tool_calls", Judge: j, Params: map[string]any{"expected": expected, "mode": "any_order"}})
+	g, err := New(Spec{Type: "tool_calls", Judge: j, Options: map[string]any{"expected": expected, "mode": "any_order"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestToolCallsChecksAreJudgedInOneCall(t *testing.T) {
 	if !strings.Contains(crit, `the argument city = "Paris" satisfies: a city in France`) || !strings.Contains(crit, `which was "error: sold out", satisfies: the booking succeeded`) {
 		t.Errorf("criteria = %s", crit)
 	}
-	if _, err := New(Spec{Type: "tool_calls", Params: map[string]any{"expected": expected}}); err == nil || !strings.Contains(err.Error(), "needs a judge") {
+	if _, err := New(Spec{Type: "tool_calls", Options: map[string]any{"expected": expected}}); err == nil || !strings.Contains(err.Error(), "needs a judge") {
 		t.Errorf("$check without a judge: %v", err)
 	}
 }

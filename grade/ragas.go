@@ -10,18 +10,25 @@ import (
 	"github.com/agenteval/agenteval"
 )
 
-func init() {
-	register("tool_call_accuracy",
-		"Ragas ToolCallAccuracy: argument accuracy of aligned calls, 0 when the name sequences differ (strict_order: true|false)",
+// The Ragas tool-call metrics, exactly as Ragas computes them.
+var (
+	ToolCallAccuracy = deterministic(Definition{Name: "tool_call_accuracy",
+		Doc: "Ragas ToolCallAccuracy: argument accuracy of aligned calls, 0 when the name sequences differ (strict_order: true|false)"},
 		newToolCallAccuracy)
-	register("tool_call_f1",
-		"Ragas ToolCallF1: F1 of the sets of (name, args) called and expected; order and repeats ignored",
+	ToolCallF1 = deterministic(Definition{Name: "tool_call_f1",
+		Doc: "Ragas ToolCallF1: F1 of the sets of (name, args) called and expected; order and repeats ignored"},
 		newToolCallF1)
+)
+
+// ToolCallAccuracyOptions is the options of tool_call_accuracy.
+type ToolCallAccuracyOptions struct {
+	// StrictOrder nil means true, as in Ragas.
+	StrictOrder *bool `json:"strict_order" doc:"compare the calls in order (default true); false sorts both lists first"`
 }
 
 func referenceCalls(grader string, in *agenteval.GradeInput) ([]agenteval.ToolCall, error) {
 	if in.ReferenceToolCalls == nil {
-		return nil, &agenteval.MissingFieldError{Grader: grader, Field: agenteval.FieldReferenceToolCalls}
+		return nil, &agenteval.MissingFieldError{Grader: grader, Field: "reference_tool_calls"}
 	}
 	return in.ReferenceToolCalls, nil
 }
@@ -33,18 +40,12 @@ func argsOf(c agenteval.ToolCall) map[string]any {
 	return c.Args
 }
 
-func newToolCallAccuracy(params map[string]any) (gradeFunc, error) {
-	cfg := struct {
-		StrictOrder *bool `json:"strict_order"`
-	}{}
-	if err := decodeParams(params, &cfg, "strict_order"); err != nil {
-		return nil, err
-	}
-	strict := cfg.StrictOrder == nil || *cfg.StrictOrder
-	return func(_ context.Context, in *agenteval.GradeInput) (outcome, error) {
+func newToolCallAccuracy(o ToolCallAccuracyOptions, _ Env) (Func, error) {
+	strict := o.StrictOrder == nil || *o.StrictOrder
+	return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		ref, err := referenceCalls("tool_call_accuracy", in)
 		if err != nil {
-			return outcome{}, err
+			return Outcome{}, err
 		}
 		return toolCallAccuracy(in.Output.ToolCalls(), ref, strict), nil
 	}, nil
@@ -52,14 +53,14 @@ func newToolCallAccuracy(params map[string]any) (gradeFunc, error) {
 
 // toolCallAccuracy follows Ragas's ToolCallAccuracy step by step. Argument
 // values compare by Python's str(), as Ragas's ExactMatch does.
-func toolCallAccuracy(pred, ref []agenteval.ToolCall, strict bool) outcome {
+func toolCallAccuracy(pred, ref []agenteval.ToolCall, strict bool) Outcome {
 	switch {
 	case len(pred) == 0 && len(ref) == 0:
-		return outcome{score: 1, reason: "no tool calls expected and none made"}
+		return Outcome{Score: 1, Reason: "no tool calls expected and none made"}
 	case len(pred) == 0:
-		return outcome{score: 0, reason: fmt.Sprintf("no tool calls made; %d expected", len(ref))}
+		return Outcome{Score: 0, Reason: fmt.Sprintf("no tool calls made; %d expected", len(ref))}
 	case len(ref) == 0:
-		return outcome{score: 0, reason: fmt.Sprintf("%d tool calls made; the reference expects none", len(pred))}
+		return Outcome{Score: 0, Reason: fmt.Sprintf("%d tool calls made; the reference expects none", len(pred))}
 	}
 	if !strict {
 		pred = sortedForRagas(pred)
@@ -70,27 +71,27 @@ func toolCallAccuracy(pred, ref []agenteval.ToolCall, strict bool) outcome {
 	if !strict {
 		aligned = equalStrings(sortedCopy(pn), sortedCopy(rn))
 	}
-	var o outcome
+	var o Outcome
 	total := 0.0
 	for i := 0; i < len(ref) && i < len(pred); i++ {
 		r, p := ref[i], pred[i]
 		a := agenteval.Assertion{Text: fmt.Sprintf("call %d is %s", i+1, r.String())}
 		if r.Name != p.Name {
 			a.Evidence = fmt.Sprintf("called %s instead", p.Name)
-			o.assertions = append(o.assertions, a)
+			o.Assertions = append(o.Assertions, a)
 			continue
 		}
 		s, ev := ragasArgScore(argsOf(p), argsOf(r))
 		total += s
 		a.Passed = s == 1
 		a.Evidence = ev
-		o.assertions = append(o.assertions, a)
+		o.Assertions = append(o.Assertions, a)
 	}
 	for i := len(pred); i < len(ref); i++ {
-		o.assertions = append(o.assertions, agenteval.Assertion{Text: fmt.Sprintf("call %d is %s", i+1, ref[i].String()), Evidence: "not called"})
+		o.Assertions = append(o.Assertions, agenteval.Assertion{Text: fmt.Sprintf("call %d is %s", i+1, ref[i].String()), Evidence: "not called"})
 	}
 	for i := len(ref); i < len(pred); i++ {
-		o.assertions = append(o.assertions, agenteval.Assertion{Text: fmt.Sprintf("no call %d", i+1), Evidence: "extra call " + pred[i].String()})
+		o.Assertions = append(o.Assertions, agenteval.Assertion{Text: fmt.Sprintf("no call %d", i+1), Evidence: "extra call " + pred[i].String()})
 	}
 	score := total / float64(len(ref))
 	if n := min(len(pred), len(ref)); n < len(ref) {
@@ -101,12 +102,12 @@ func toolCallAccuracy(pred, ref []agenteval.ToolCall, strict bool) outcome {
 		order = "in any order"
 	}
 	if !aligned {
-		o.score = 0
-		o.reason = fmt.Sprintf("tool names do not match %s: called [%s], expected [%s]; Ragas scores any mismatch 0", order, strings.Join(pn, ", "), strings.Join(rn, ", "))
+		o.Score = 0
+		o.Reason = fmt.Sprintf("tool names do not match %s: called [%s], expected [%s]; Ragas scores any mismatch 0", order, strings.Join(pn, ", "), strings.Join(rn, ", "))
 		return o
 	}
-	o.score = score
-	o.reason = fmt.Sprintf("tool names match %s; mean argument accuracy %s", order, strconv.FormatFloat(score, 'f', -1, 64))
+	o.Score = score
+	o.Reason = fmt.Sprintf("tool names match %s; mean argument accuracy %s", order, strconv.FormatFloat(score, 'f', -1, 64))
 	return o
 }
 
@@ -175,14 +176,11 @@ func lessTuple(a, b []string) bool {
 	return len(a) < len(b)
 }
 
-func newToolCallF1(params map[string]any) (gradeFunc, error) {
-	if err := decodeParams(params, &struct{}{}); err != nil {
-		return nil, err
-	}
-	return func(_ context.Context, in *agenteval.GradeInput) (outcome, error) {
+func newToolCallF1(NoOptions, Env) (Func, error) {
+	return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		ref, err := referenceCalls("tool_call_f1", in)
 		if err != nil {
-			return outcome{}, err
+			return Outcome{}, err
 		}
 		return toolCallF1(in.Output.ToolCalls(), ref), nil
 	}, nil
@@ -190,24 +188,24 @@ func newToolCallF1(params map[string]any) (gradeFunc, error) {
 
 // toolCallF1 follows Ragas's ToolCallF1: sets of (name, hashable args), with
 // Python's equality (2 == 2.0, True == 1), rounded to 4 decimals.
-func toolCallF1(pred, ref []agenteval.ToolCall) outcome {
+func toolCallF1(pred, ref []agenteval.ToolCall) Outcome {
 	expected := callSet(ref)
 	actual := callSet(pred)
 	tp, fp, fn := 0, 0, 0
-	var o outcome
+	var o Outcome
 	for _, k := range sortedKeys(actual) {
 		if _, ok := expected[k]; ok {
 			tp++
-			o.assertions = append(o.assertions, agenteval.Assertion{Text: "expected " + actual[k], Passed: true, Evidence: "called"})
+			o.Assertions = append(o.Assertions, agenteval.Assertion{Text: "expected " + actual[k], Passed: true, Evidence: "called"})
 		} else {
 			fp++
-			o.assertions = append(o.assertions, agenteval.Assertion{Text: "call " + actual[k] + " is expected", Evidence: "not in reference_tool_calls"})
+			o.Assertions = append(o.Assertions, agenteval.Assertion{Text: "call " + actual[k] + " is expected", Evidence: "not in reference_tool_calls"})
 		}
 	}
 	for _, k := range sortedKeys(expected) {
 		if _, ok := actual[k]; !ok {
 			fn++
-			o.assertions = append(o.assertions, agenteval.Assertion{Text: "expected " + expected[k], Evidence: "never called with these arguments"})
+			o.Assertions = append(o.Assertions, agenteval.Assertion{Text: "expected " + expected[k], Evidence: "never called with these arguments"})
 		}
 	}
 	var p, r, f1 float64
@@ -220,12 +218,12 @@ func toolCallF1(pred, ref []agenteval.ToolCall) outcome {
 	if p+r > 0 {
 		f1 = 2 * p * r / (p + r)
 	}
-	o.score = roundPy(f1, 4)
-	o.reason = fmt.Sprintf("TP=%d FP=%d FN=%d precision=%s recall=%s", tp, fp, fn, fmtNum(p), fmtNum(r))
+	o.Score = roundPy(f1, 4)
+	o.Reason = fmt.Sprintf("TP=%d FP=%d FN=%d precision=%s recall=%s", tp, fp, fn, fmtNum(p), fmtNum(r))
 	if len(pred) == 0 && len(ref) == 0 {
-		o.reason += "; Ragas scores two empty sides 0"
+		o.Reason += "; Ragas scores two empty sides 0"
 	}
-	o.details = map[string]any{"tp": tp, "fp": fp, "fn": fn, "precision": p, "recall": r}
+	o.Details = map[string]any{"tp": tp, "fp": fp, "fn": fn, "precision": p, "recall": r}
 	return o
 }
 

@@ -1,13 +1,10 @@
 package grade
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,10 +14,11 @@ import (
 )
 
 // Spec configures one grader. It is what an eval file's assertion or a
-// --metric flag decodes into.
+// --metric flag decodes into, and what Go code fills in by hand.
 type Spec struct {
-	// Type names the grader: "contains", "tool_calls", "not-regex", ... Type
-	// names accept snake_case and kebab-case, and a not_/not- prefix negates.
+	// Type names the grader: "contains", "tool_calls", "not-regex", ...
+	// Type names accept snake_case and kebab-case, and a not_/not- prefix
+	// negates.
 	Type string
 	// Name is the score's name in results; it defaults to Type.
 	Name string
@@ -32,93 +30,26 @@ type Spec struct {
 	Negate bool
 	// Threshold is the score needed to pass; nil means the default, 0.8.
 	Threshold *float64
-	// Params are the grader's own settings, as decoded JSON or YAML.
-	Params map[string]any
-	// Judge is the LLM judge for judge-based graders; deterministic graders
-	// ignore it.
+	// Options are the grader's own settings: its options struct (Text,
+	// ToolCallsOptions, Rubrics, ...) from Go, or a map of settings as an
+	// eval file or a --metric flag gives them.
+	Options any
+	// Judge is the LLM judge for graders that need one; the others ignore
+	// it.
 	Judge *judge.Judge
-	// Dir is where relative paths in the settings (prompt files, scripts)
-	// start: the eval file's directory.
+	// Dir is where relative paths in the options (prompt files, scripts,
+	// schemas) start: the eval file's directory.
 	Dir string
 }
 
-// env is what a factory gets besides its params.
-type env struct {
-	judge *judge.Judge
-	dir   string
-}
-
-// NoJudgeError is returned by New for a judge-based grader without a judge.
+// NoJudgeError is returned by New for a grader that needs the judge when
+// there is none.
 type NoJudgeError struct {
 	Type string
 }
 
 func (e *NoJudgeError) Error() string {
 	return fmt.Sprintf("%s is judged by an LLM and needs a judge model: pass --judge provider:model (for example --judge openai:gpt-4o-mini) or set AGENTEVAL_JUDGE", e.Type)
-}
-
-// outcome is what a grader implementation computes; the wrapper turns it into
-// an agenteval.Score.
-type outcome struct {
-	score      float64
-	reason     string
-	assertions []agenteval.Assertion
-	details    map[string]any
-	usage      *agenteval.Usage
-}
-
-type gradeFunc func(ctx context.Context, in *agenteval.GradeInput) (outcome, error)
-
-// factory builds a grader from its params. It must reject bad params with an
-// error that says what to write instead.
-type factory func(params map[string]any, env env) (gradeFunc, error)
-
-type entry struct {
-	build  factory
-	help   string
-	judged bool
-	// tracker, when set, builds the grader's per-conversation tracker.
-	tracker func(params map[string]any, env env) (func() trackerCore, error)
-}
-
-var registry = map[string]entry{}
-
-func register(name, help string, f func(map[string]any) (gradeFunc, error)) {
-	registry[name] = entry{build: func(p map[string]any, _ env) (gradeFunc, error) { return f(p) }, help: help}
-}
-
-// registerJudged adds a grader that needs the LLM judge.
-func registerJudged(name, help string, f factory) {
-	registry[name] = entry{build: f, help: help, judged: true}
-}
-
-// Judged reports whether a grader type needs an LLM judge.
-func Judged(typ string) bool {
-	name, _ := Normalize(typ)
-	return registry[name].judged
-}
-
-// Names lists the known grader types, sorted.
-func Names() []string {
-	out := make([]string, 0, len(registry))
-	for n := range registry {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Help returns a one-line description of a grader type.
-func Help(name string) string { return registry[name].help }
-
-// Normalize maps a type name onto its registry form: kebab-case becomes
-// snake_case, and a not_ prefix is split off.
-func Normalize(typ string) (name string, negate bool) {
-	n := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(typ)), "-", "_")
-	if rest, ok := strings.CutPrefix(n, "not_"); ok {
-		return rest, true
-	}
-	return n, false
 }
 
 // UnknownGraderError is returned by New for a type that does not exist.
@@ -132,28 +63,75 @@ func (e *UnknownGraderError) Error() string {
 	if e.Suggest != "" {
 		msg += fmt.Sprintf("; did you mean %q?", e.Suggest)
 	}
-	return msg + "; known metrics: " + strings.Join(Names(), ", ")
+	names := Names(All())
+	slices.Sort(names)
+	return msg + "; known metrics: " + strings.Join(names, ", ")
+}
+
+// lookup finds spec's definition among the built-in graders.
+func lookup(typ string) (*Definition, bool, error) {
+	d, negate, ok := Find(All(), typ)
+	if !ok {
+		name, _ := normalize(typ)
+		var known []string
+		for _, d := range All() {
+			known = append(known, d.Name)
+			known = append(known, d.Aliases...)
+		}
+		return nil, false, &UnknownGraderError{Type: typ, Suggest: suggest.Closest(name, known)}
+	}
+	return d, negate, nil
+}
+
+// NeedsJudge reports whether the grader spec describes calls the LLM
+// judge. It is false for an unknown type or options that do not decode,
+// which New reports.
+func (s Spec) NeedsJudge() bool {
+	d, _, err := lookup(s.Type)
+	return err == nil && d.NeedsJudge != nil && d.NeedsJudge(s.Options)
 }
 
 // New builds a grader from a spec. Errors name the grader and say what to
 // change.
 func New(spec Spec) (agenteval.Grader, error) {
-	name, negated := Normalize(spec.Type)
-	e, ok := registry[name]
-	if !ok {
-		return nil, &UnknownGraderError{Type: spec.Type, Suggest: suggest.Closest(name, Names())}
-	}
-	if e.judged && spec.Judge == nil {
-		return nil, &NoJudgeError{Type: spec.Type}
-	}
-	fn, err := e.build(spec.Params, env{judge: spec.Judge, dir: spec.Dir})
+	g, err := build(spec)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", spec.Type, err)
+		return nil, err
 	}
-	g := &grader{fn: fn, typ: name, name: spec.Name, weight: 1, required: spec.Required,
+	if spec.Judge == nil && spec.NeedsJudge() {
+		typ := spec.Type
+		if d, _, _ := lookup(spec.Type); !d.NeedsJudge(nil) {
+			typ += " with a $check" // judged only for what these options ask
+		}
+		return nil, &NoJudgeError{Type: typ}
+	}
+	return g, nil
+}
+
+// build is New without the judge check: a plan checks options before any
+// judge is known, and says where one is needed.
+func build(spec Spec) (*grader, error) {
+	d, negated, err := lookup(spec.Type)
+	if err != nil {
+		return nil, err
+	}
+	env := Env{Judge: spec.Judge, Dir: spec.Dir}
+	// The score's type is the name as written (an alias stays an alias),
+	// normalised and without its not_.
+	name, _ := normalize(spec.Type)
+	g := &grader{typ: name, name: spec.Name, weight: 1, required: spec.Required,
 		negate: spec.Negate != negated, threshold: agenteval.DefaultThreshold}
-	if e.tracker != nil {
-		if g.tracker, err = e.tracker(spec.Params, env{judge: spec.Judge, dir: spec.Dir}); err != nil {
+	if d.Track != nil {
+		start, err := d.Track(spec.Options, env)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", spec.Type, err)
+		}
+		g.track = start
+		g.fn = func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
+			return start().Finish(ctx, in)
+		}
+	} else {
+		if g.fn, err = d.New(spec.Options, env); err != nil {
 			return nil, fmt.Errorf("%s: %w", spec.Type, err)
 		}
 	}
@@ -176,8 +154,8 @@ func New(spec Spec) (agenteval.Grader, error) {
 }
 
 type grader struct {
-	fn        gradeFunc
-	tracker   func() trackerCore
+	fn        Func
+	track     func() Tracking
 	typ, name string
 	weight    float64
 	required  bool
@@ -185,34 +163,26 @@ type grader struct {
 	threshold float64
 }
 
-// Grade runs the grader and fills in the fields every score shares. A panic
-// in a grader is turned into an error score rather than taking the run down.
+// Grade runs the grader and fills in the fields every score shares.
 func (g *grader) Grade(ctx context.Context, in *agenteval.GradeInput) (agenteval.Score, error) {
 	return g.run(ctx, in, g.fn)
 }
 
-// run runs fn and fills in the fields every score shares. A panic in a
-// grader is turned into an error score rather than taking the run down.
-func (g *grader) run(ctx context.Context, in *agenteval.GradeInput, fn gradeFunc) (s agenteval.Score, err error) {
+// run runs fn and fills in the fields every score shares.
+func (g *grader) run(ctx context.Context, in *agenteval.GradeInput, fn Func) (agenteval.Score, error) {
 	start := time.Now()
-	s = agenteval.Score{Name: g.name, Type: g.typ, Weight: g.weight, Required: g.required}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: internal error: %v", g.name, r)
-			s.Verdict, s.Reason = agenteval.Error, err.Error()
-		}
-	}()
+	s := agenteval.Score{Name: g.name, Type: g.typ, Weight: g.weight, Required: g.required}
 	o, err := fn(ctx, in)
 	s.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-	if !o.usage.IsZero() {
-		s.Usage = o.usage
+	if !o.Usage.IsZero() {
+		s.Usage = o.Usage
 	}
 	if err != nil {
-		s.Verdict = agenteval.Error
-		s.Reason = err.Error()
+		s.Verdict, s.Reason = agenteval.VerdictError, err.Error()
 		return s, err
 	}
-	s.Score, s.Reason, s.Assertions, s.Details = o.score, o.reason, o.assertions, o.details
+	s.Score, s.Reason, s.Assertions, s.Details = o.Score, o.Reason, o.Assertions, o.Details
+	flagInjection(&s, in, o.Usage)
 	if g.negate {
 		s.Score = 1 - s.Score
 		s.Reason = "negated: " + s.Reason
@@ -225,77 +195,85 @@ func (g *grader) run(ctx context.Context, in *agenteval.GradeInput, fn gradeFunc
 	return s, nil
 }
 
-// ErrorScore is the score recorded for a grader that could not run.
-func ErrorScore(g agenteval.Grader, err error) agenteval.Score {
-	s := agenteval.Score{Verdict: agenteval.Error, Reason: err.Error(), Weight: 1}
-	if gg, ok := g.(*grader); ok {
-		s.Name, s.Type, s.Weight, s.Required = gg.name, gg.typ, gg.weight, gg.required
-	}
-	return s
-}
-
-// decodeParams decodes a grader's params into a typed config, rejecting
-// unknown keys with a did-you-mean hint.
-func decodeParams(params map[string]any, into any, known ...string) error {
-	for k := range params {
-		found := false
-		for _, kk := range known {
-			if k == kk {
-				found = true
-				break
-			}
-		}
-		if !found {
-			if near := suggest.Closest(k, known); near != "" {
-				return fmt.Errorf("unknown setting %q; did you mean %q?", k, near)
-			}
-			if len(known) == 0 {
-				return fmt.Errorf("unknown setting %q; this metric takes no settings", k)
-			}
-			return fmt.Errorf("unknown setting %q; known settings: %s", k, strings.Join(known, ", "))
-		}
-	}
-	if len(params) == 0 {
+// Track starts following a conversation, for a grader that can (subgoals);
+// nil for the others.
+func (g *grader) Track() Tracker {
+	if g.track == nil {
 		return nil
 	}
-	b, err := json.Marshal(params)
-	if err != nil {
-		return fmt.Errorf("settings: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(into); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return fmt.Errorf("setting %q must be %s, not %s", te.Field, goTypeWord(te.Type.Kind().String()), te.Value)
+	return tracker{g.track(), g}
+}
+
+// Tracker follows one conversation turn by turn for a grader whose score
+// depends on when things happened; the runner calls Observe after each
+// turn, in order, and Grade at the end.
+type Tracker interface {
+	Observe(ctx context.Context, in *agenteval.GradeInput)
+	Settled(k int) bool
+	Err() error
+	Wait() agenteval.Usage
+	Grade(ctx context.Context, in *agenteval.GradeInput) (agenteval.Score, error)
+}
+
+// Trackable is a grader that can follow a conversation as it happens.
+type Trackable interface {
+	Track() Tracker
+}
+
+// tracker scores a Tracking through its grader's wrapper.
+type tracker struct {
+	Tracking
+	g *grader
+}
+
+func (t tracker) Grade(ctx context.Context, in *agenteval.GradeInput) (agenteval.Score, error) {
+	return t.g.run(ctx, in, t.Finish)
+}
+
+// Run grades in with g and always returns a score: a grader's error
+// becomes a score with verdict error and the error as its reason, and a
+// panic becomes such an error, so one broken grader never costs a result.
+// name and typ fill in a score that has none. The error is returned too,
+// so that fatal ones (rejected credentials) can stop a run.
+func Run(ctx context.Context, g agenteval.Grader, name, typ string, in *agenteval.GradeInput) (s agenteval.Score, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%s: internal error: grader panicked: %v", name, v)
+			s = agenteval.Score{Verdict: agenteval.VerdictError}
 		}
-		return fmt.Errorf("settings: %w", err)
-	}
-	return nil
+		if err != nil && s.Verdict != agenteval.VerdictError {
+			s = agenteval.Score{Verdict: agenteval.VerdictError}
+		}
+		if s.Verdict == agenteval.VerdictError && s.Reason == "" && err != nil {
+			s.Reason = err.Error()
+		}
+		if gg, ok := g.(*grader); ok && s.Name == "" {
+			s.Name, s.Type, s.Weight, s.Required = gg.name, gg.typ, gg.weight, gg.required
+		}
+		if s.Name == "" {
+			s.Name = name
+		}
+		if s.Type == "" {
+			s.Type = typ
+		}
+		if s.Verdict == agenteval.VerdictError && s.Weight == 0 {
+			s.Weight = 1
+		}
+	}()
+	return g.Grade(ctx, in)
 }
 
-func goTypeWord(kind string) string {
-	switch kind {
-	case "bool":
-		return "true or false"
-	case "string":
-		return "a string"
-	case "slice":
-		return "a list"
-	case "map", "struct":
-		return "an object"
-	case "float64", "int":
-		return "a number"
-	}
-	return kind
-}
-
-// FromAssertion turns an eval file's assertion into a grader spec. A plain
-// string assertion (Criterion set) is a one-criterion rubrics grader; the
-// runner usually groups a turn's strings into one rubrics call instead.
-func FromAssertion(a agenteval.AssertionSpec) Spec {
+// fromAssertion turns an eval file's assertion into a grader spec. A plain
+// string assertion (Criterion set) is a one-criterion rubrics grader; a
+// plan usually groups a unit's strings into one rubrics call instead.
+func fromAssertion(a agenteval.AssertionSpec) Spec {
 	if a.Type == "" && a.Criterion != "" {
-		return Spec{Type: "rubrics", Name: a.Name, Weight: a.Weight, Required: a.Required, Params: map[string]any{"criteria": []any{a.Criterion}}}
+		return Spec{Type: Rubrics.Name, Name: a.Name, Weight: a.Weight, Required: a.Required,
+			Options: RubricsOptions{Criteria: Criteria{{Outcome: a.Criterion}}}}
 	}
-	return Spec{Type: a.Type, Name: a.Name, Weight: a.Weight, Required: a.Required, Negate: a.Negate, Threshold: a.Threshold, Params: a.Params}
+	var opts any
+	if a.Params != nil {
+		opts = a.Params
+	}
+	return Spec{Type: a.Type, Name: a.Name, Weight: a.Weight, Required: a.Required, Negate: a.Negate, Threshold: a.Threshold, Options: opts}
 }

@@ -2,8 +2,9 @@ package grade
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"strconv"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -11,41 +12,85 @@ import (
 	"github.com/agenteval/agenteval/judge"
 )
 
-func init() {
-	registry["subgoals"] = entry{build: newSubgoalsFunc, judged: true, tracker: newSubgoalsTracker,
-		help: "agent_inspect progress: each subgoal judged against the conversation up to each turn (majority of samples); score = achieved/total, with AUC and progress per turn"}
+// Subgoals is agent_inspect's progress metric, for a test's subgoals.
+var Subgoals = tracked(Definition{Name: "subgoals",
+	Doc: "agent_inspect progress: each subgoal judged against the conversation up to each turn (majority of samples); score = achieved/total, with AUC and progress per turn"},
+	newSubgoals)
+
+// SubgoalsOptions is the options of subgoals.
+type SubgoalsOptions struct {
+	Subgoals SubgoalList `json:"subgoals" doc:"the milestones: text, or {details, type, turn}"`
+	Samples  int         `json:"samples" doc:"judge votes per decision, an odd number (default 1)"`
 }
 
-// Tracker follows one conversation turn by turn, for a grader whose score
-// depends on when things happened. The runner calls Observe after each
-// turn, in order, while the conversation goes on; Grade then gives the
-// score of the whole conversation.
-type Tracker interface {
-	// Observe starts grading the conversation as it stands after turn
-	// in.Turn (in.Output holds it from the first turn on). It does not
-	// block; observations run one after another, in turn order.
-	Observe(ctx context.Context, in *agenteval.GradeInput)
-	// Settled waits for the observation of turn k and reports whether the
-	// score can no longer change (every subgoal achieved).
-	Settled(k int) bool
-	// Err is why the observations stopped (a judge that failed past its
-	// retries), or nil.
-	Err() error
-	// Wait waits for the observations under way and returns what they
-	// cost, for a conversation that ends without being graded.
-	Wait() agenteval.Usage
-	// Grade waits for the observations and scores the whole conversation.
-	Grade(ctx context.Context, in *agenteval.GradeInput) (agenteval.Score, error)
+// SubgoalList is a list of subgoals as eval files write them: text, or
+// {details, type, turn}, where turn is a number or "all".
+type SubgoalList []agenteval.Subgoal
+
+// ParamTypes says a list.
+func (SubgoalList) ParamTypes() []string { return []string{"array"} }
+
+// UnmarshalJSON reads the written forms of a list of subgoals.
+func (l *SubgoalList) UnmarshalJSON(b []byte) error {
+	var raw []any
+	if err := decodeValue(json.RawMessage(b), &raw); err != nil {
+		return notA(b, l)
+	}
+	out := make(SubgoalList, 0, len(raw))
+	for i, r := range raw {
+		var sg agenteval.Subgoal
+		switch v := r.(type) {
+		case string:
+			sg.Details = v
+		case map[string]any:
+			sg.Details, _ = v["details"].(string)
+			sg.Type, _ = v["type"].(string)
+			if t, ok := v["turn"]; ok && t != nil {
+				k, err := turnNumber(t)
+				if err != nil {
+					return fmt.Errorf("[%d]: %w", i, err)
+				}
+				sg.Turn = k
+			}
+		default:
+			return fmt.Errorf("[%d] must be text or {details, type, turn}", i)
+		}
+		out = append(out, sg)
+	}
+	*l = out
+	return nil
 }
 
-// Trackable is a grader that can follow a conversation as it happens.
-type Trackable interface {
-	Track() Tracker
+// turnNumber reads a turn scope: a number from 1, or all (0).
+func turnNumber(v any) (int, error) {
+	written := pyStrJSON(v)
+	if s, ok := v.(string); ok {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "", "all", "any", "*":
+			return 0, nil
+		}
+		v = json.Number(strings.TrimSpace(s))
+	}
+	n, ok := number(v)
+	if !ok || n < 1 || n != float64(int(n)) {
+		return 0, fmt.Errorf("turn must be a turn number (1 or more), not %q", written)
+	}
+	return int(n), nil
 }
 
-type subgoalsConfig struct {
-	Subgoals []any `json:"subgoals"`
-	Samples  int   `json:"samples"`
+// tracked is define for a judged grader that follows a conversation.
+func tracked[O any](d Definition, build func(O, Env) (func() Tracking, error)) *Definition {
+	d.Params = mergeParams(paramsOf(reflect.TypeFor[O]()), d.Params)
+	params := d.Params
+	d.Track = func(options any, env Env) (func() Tracking, error) {
+		o, err := decodeOptions[O](options, params)
+		if err != nil {
+			return nil, err
+		}
+		return build(o, env)
+	}
+	d.NeedsJudge = func(any) bool { return true }
+	return &d
 }
 
 // subgoalsGrader is agent_inspect's progress metric. Each subgoal is judged
@@ -57,78 +102,27 @@ type subgoalsConfig struct {
 type subgoalsGrader struct {
 	judge *judge.Judge
 	goals []agenteval.Subgoal
-	scope []int // 0: any turn
 }
 
-func newSubgoalsFunc(params map[string]any, e env) (gradeFunc, error) {
-	g, err := newSubgoals(params, e)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
-		return g.start().finish(ctx, in)
-	}, nil
-}
-
-func newSubgoalsTracker(params map[string]any, e env) (func() trackerCore, error) {
-	g, err := newSubgoals(params, e)
-	if err != nil {
-		return nil, err
-	}
-	return func() trackerCore { return g.start() }, nil
-}
-
-func newSubgoals(params map[string]any, e env) (*subgoalsGrader, error) {
-	var cfg subgoalsConfig
-	if err := decodeParams(params, &cfg, "subgoals", "samples"); err != nil {
-		return nil, err
-	}
-	if len(cfg.Subgoals) == 0 {
+func newSubgoals(o SubgoalsOptions, env Env) (func() Tracking, error) {
+	if len(o.Subgoals) == 0 {
 		return nil, fmt.Errorf("subgoals is empty; list the milestones the agent should reach")
 	}
-	j, err := judgeFor(e.judge, cfg.Samples)
+	j, err := judgeFor(env.Judge, o.Samples)
 	if err != nil {
 		return nil, err
 	}
 	g := &subgoalsGrader{judge: j}
-	for i, raw := range cfg.Subgoals {
-		var sg agenteval.Subgoal
-		switch v := raw.(type) {
-		case string:
-			sg.Details = v
-		case map[string]any:
-			sg.Details, _ = v["details"].(string)
-			sg.Type, _ = v["type"].(string)
-			if t, ok := v["turn"]; ok && t != nil {
-				sg.Turn = strings.TrimSpace(fmt.Sprint(t))
-			}
-		case agenteval.Subgoal:
-			sg = v
-		}
+	for i, sg := range o.Subgoals {
 		if strings.TrimSpace(sg.Details) == "" {
 			return nil, fmt.Errorf("subgoals[%d] has no details", i)
 		}
-		k := 0
-		if sg.Turn != "" {
-			n, err := strconv.Atoi(sg.Turn)
-			if err != nil || n < 1 {
-				return nil, fmt.Errorf("subgoals[%d]: turn must be a turn number (1 or more), not %q", i, sg.Turn)
-			}
-			k = n
+		if sg.Turn < 0 {
+			return nil, fmt.Errorf("subgoals[%d]: turn must be a turn number (1 or more), not %d", i, sg.Turn)
 		}
 		g.goals = append(g.goals, sg)
-		g.scope = append(g.scope, k)
 	}
-	return g, nil
-}
-
-// SubgoalParams is the grader's settings for a test's subgoals.
-func SubgoalParams(goals []agenteval.Subgoal) map[string]any {
-	list := make([]any, len(goals))
-	for i, g := range goals {
-		list[i] = g
-	}
-	return map[string]any{"subgoals": list}
+	return func() Tracking { return g.start() }, nil
 }
 
 // subgoalRun is one conversation's progress.
@@ -193,7 +187,7 @@ func (r *subgoalRun) observe(ctx context.Context, conv agenteval.Conversation, t
 	}
 	var open []int
 	for i := range r.g.goals {
-		s := r.g.scope[i]
+		s := r.g.goals[i].Turn
 		inScope := s == 0 || s == k
 		if final {
 			inScope = s > k
@@ -216,7 +210,7 @@ func (r *subgoalRun) observe(ctx context.Context, conv agenteval.Conversation, t
 		}
 		crits[n] = judge.Criterion{ID: fmt.Sprintf("subgoal-%d", i+1), Text: text}
 	}
-	ds, usage, err := r.g.judge.Decide(ctx, "subgoals", map[string]any{"Task": task, "Transcript": conv.Numbered(), "Turn": k}, crits)
+	ds, usage, err := r.g.judge.Decide(ctx, "subgoals", map[string]any{"Task": task, "Transcript": conv, "Turn": k}, crits)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.usage.Add(&usage)
@@ -279,10 +273,10 @@ func (r *subgoalRun) Wait() agenteval.Usage {
 	return r.usage
 }
 
-// finish waits for the observations made, observes any turn the runner did
+// Finish waits for the observations made, observes any turn the runner did
 // not (all of them, for a recorded conversation), and computes the
 // metrics.
-func (r *subgoalRun) finish(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
+func (r *subgoalRun) Finish(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
 	r.mu.Lock()
 	tail := r.tail
 	r.mu.Unlock()
@@ -304,10 +298,10 @@ func (r *subgoalRun) finish(ctx context.Context, in *agenteval.GradeInput) (outc
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	o := outcome{}
+	o := Outcome{}
 	if !r.usage.IsZero() {
 		u := r.usage
-		o.usage = &u
+		o.Usage = &u
 	}
 	if r.err != nil {
 		return o, r.err
@@ -332,8 +326,8 @@ func (r *subgoalRun) finish(ctx context.Context, in *agenteval.GradeInput) (outc
 	achievedAt := map[string]any{}
 	for i, sg := range r.g.goals {
 		a := agenteval.Assertion{Text: sg.Details, Evidence: r.evidence[i]}
-		if r.g.scope[i] > 0 {
-			a.Text += fmt.Sprintf(" (by turn %d)", r.g.scope[i])
+		if r.g.goals[i].Turn > 0 {
+			a.Text += fmt.Sprintf(" (by turn %d)", r.g.goals[i].Turn)
 		}
 		if r.achievedAt[i] > 0 {
 			achieved++
@@ -343,16 +337,16 @@ func (r *subgoalRun) finish(ctx context.Context, in *agenteval.GradeInput) (outc
 		if a.Evidence == "" {
 			a.Evidence = "not judged: the conversation has no turns"
 		}
-		o.assertions = append(o.assertions, a)
+		o.Assertions = append(o.Assertions, a)
 	}
 	final := fraction(achieved, len(r.g.goals))
 	if n == 0 {
 		final = 0
 	}
-	o.score = final
+	o.Score = final
 	auc, ppt := progressArea(progress, horizon), progressRate(progress)
-	o.reason = fmt.Sprintf("%d of %d subgoals achieved over %d turns (AUC %.2f, progress per turn %.2f)", achieved, len(r.g.goals), n, auc, ppt)
-	o.details = map[string]any{
+	o.Reason = fmt.Sprintf("%d of %d subgoals achieved over %d turns (AUC %.2f, progress per turn %.2f)", achieved, len(r.g.goals), n, auc, ppt)
+	o.Details = map[string]any{
 		"progress_by_turn":  progress,
 		"final_progress":    final,
 		"success":           achieved == len(r.g.goals) && n > 0,
@@ -405,33 +399,4 @@ func progressRate(progress []float64) float64 {
 		return 0
 	}
 	return best / float64(at)
-}
-
-// trackerCore is what a trackable grader implements; the grader's wrapper
-// adds the fields every score shares.
-type trackerCore interface {
-	Observe(ctx context.Context, in *agenteval.GradeInput)
-	Settled(k int) bool
-	Err() error
-	Wait() agenteval.Usage
-	finish(ctx context.Context, in *agenteval.GradeInput) (outcome, error)
-}
-
-// wrappedTracker scores a trackerCore through its grader's wrapper.
-type wrappedTracker struct {
-	trackerCore
-	g *grader
-}
-
-func (t wrappedTracker) Grade(ctx context.Context, in *agenteval.GradeInput) (agenteval.Score, error) {
-	return t.g.run(ctx, in, t.finish)
-}
-
-// Track starts following a conversation, for a grader that can (subgoals);
-// nil for the others.
-func (g *grader) Track() Tracker {
-	if g.tracker == nil {
-		return nil
-	}
-	return wrappedTracker{g.tracker(), g}
 }

@@ -25,7 +25,7 @@ const (
 
 var (
 	subgoalTurnRE = regexp.MustCompile(`The conversation above ends with turn (\d+)\.`)
-	subgoalCritRE = regexp.MustCompile(`(?m)^(c\d+): (.*)$`)
+	subgoalCritRE = criterionRE
 )
 
 // subgoalAsk is one judge request of the subgoals grader, as sent.
@@ -73,9 +73,9 @@ func asked(s *fakellm.Server) []subgoalAsk {
 	return out
 }
 
-func newSubgoalsGrader(t *testing.T, j *judge.Judge, params map[string]any) agenteval.Grader {
+func newSubgoalsGrader(t *testing.T, j *judge.Judge, params any) agenteval.Grader {
 	t.Helper()
-	g, err := New(Spec{Type: "subgoals", Params: params, Judge: j})
+	g, err := New(Spec{Type: "subgoals", Options: params, Judge: j})
 	if err != nil {
 		t.Fatalf("New(subgoals): %v", err)
 	}
@@ -273,10 +273,10 @@ func TestSubgoalsHorizonAndTask(t *testing.T) {
 			}
 			prompt := s.Requests()[0].LastUser()
 			if tt.user != nil {
-				if !strings.Contains(prompt, "<task>\n"+tt.user.Instruction+"\n</task>") {
+				if !quotedRE("", "task", tt.user.Instruction+"</task").MatchString(prompt) {
 					t.Errorf("the instruction is not the task:\n%s", prompt)
 				}
-			} else if strings.Contains(prompt, "<task>") {
+			} else if strings.Contains(prompt, "<task ") {
 				t.Errorf("a task without a simulated user:\n%s", prompt)
 			}
 		})
@@ -286,15 +286,15 @@ func TestSubgoalsHorizonAndTask(t *testing.T) {
 func TestSubgoalsScoped(t *testing.T) {
 	j, s := fakeJudge(t)
 	s.Add(subgoalScript{goalSearch: 1, goalBook: 3, goalConfirm: 1, goalPay: 1}.rule())
-	params := SubgoalParams([]agenteval.Subgoal{
+	params := (SubgoalsOptions{Subgoals: SubgoalList{
 		{Details: goalSearch},
 		// Would pass at turn 3, but only turn 2 counts.
-		{Details: goalBook, Turn: "2"},
+		{Details: goalBook, Turn: 2},
 		// Would pass at turn 1, but is judged only at turn 3.
-		{Details: goalConfirm, Turn: "3"},
+		{Details: goalConfirm, Turn: 3},
 		// Beyond the conversation: judged once, on how it ended.
-		{Details: goalPay, Turn: "5"},
-	})
+		{Details: goalPay, Turn: 5},
+	}})
 	conv := threeTurnBooking()
 	sc, err := newSubgoalsGrader(t, j, params).Grade(context.Background(), &agenteval.GradeInput{Transcript: conv, Output: conv})
 	if err != nil {
@@ -316,7 +316,7 @@ func TestSubgoalsScoped(t *testing.T) {
 		}
 	}
 	// The last request sees the whole conversation.
-	if last := s.Requests()[3].LastUser(); !strings.Contains(last, "[Turn 3]\nHuman: Mail me a confirmation.") || !strings.Contains(last, "AI: Sent.") {
+	if last := s.Requests()[3].LastUser(); !quotedRE("[Turn 3]\n", "user", "Mail me a confirmation.").MatchString(last) || !quotedRE("", "assistant", "Sent.").MatchString(last) {
 		t.Errorf("the out-of-range subgoal was not judged on the whole conversation:\n%s", last)
 	}
 	if !near(sc.Score, 0.75) || !reflect.DeepEqual(sc.Details["achieved_at"], map[string]any{"subgoal-1": 1, "subgoal-3": 3, "subgoal-4": 3}) {
@@ -363,7 +363,7 @@ func TestSubgoalsNoTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.Score != 0 || sc.Verdict != agenteval.Fail || s.Calls() != 0 || sc.Details["success"] != false || sc.Details["judge_calls"] != 0 {
+	if sc.Score != 0 || sc.Verdict != agenteval.VerdictFail || s.Calls() != 0 || sc.Details["success"] != false || sc.Details["judge_calls"] != 0 {
 		t.Errorf("score = %+v after %d calls", sc, s.Calls())
 	}
 	for _, a := range sc.Assertions {
@@ -424,7 +424,7 @@ func TestSubgoalsJudgeFailure(t *testing.T) {
 		j, s := fakeJudge(t)
 		s.Add(&fakellm.Rule{Reply: fakellm.Reply{Content: "Milestone 1: yes"}})
 		sc, err := newSubgoalsGrader(t, j, threeGoals()).Grade(context.Background(), &agenteval.GradeInput{Transcript: conv, Output: conv})
-		if err == nil || sc.Verdict != agenteval.Error {
+		if err == nil || sc.Verdict != agenteval.VerdictError {
 			t.Fatalf("score %+v, err %v", sc, err)
 		}
 		if !strings.Contains(sc.Reason, "judge subgoals at turn 1: ") || !strings.Contains(sc.Reason, "gave invalid output 3 times") {
@@ -444,7 +444,7 @@ func TestSubgoalsJudgeFailure(t *testing.T) {
 		s.Add(&fakellm.Rule{Times: 1, Reply: verdicts(true, false, false)},
 			&fakellm.Rule{Reply: fakellm.Reply{Content: `{"c1": {"passed": "yes"}}`}})
 		sc, err := newSubgoalsGrader(t, j, threeGoals()).Grade(context.Background(), &agenteval.GradeInput{Transcript: conv, Output: conv})
-		if err == nil || sc.Verdict != agenteval.Error || !strings.Contains(sc.Reason, "judge subgoals at turn 2: ") {
+		if err == nil || sc.Verdict != agenteval.VerdictError || !strings.Contains(sc.Reason, "judge subgoals at turn 2: ") {
 			t.Fatalf("score %+v, err %v", sc, err)
 		}
 		if s.Calls() != 4 || sc.Usage == nil || sc.Usage.Calls != 4 {
@@ -456,7 +456,7 @@ func TestSubgoalsJudgeFailure(t *testing.T) {
 		s.Add(&fakellm.Rule{Reply: fakellm.Reply{Fault: fakellm.FaultUnauthorized}})
 		sc, err := newSubgoalsGrader(t, j, threeGoals()).Grade(context.Background(), &agenteval.GradeInput{Transcript: conv, Output: conv})
 		var fe *agenteval.FatalError
-		if !errors.As(err, &fe) || sc.Verdict != agenteval.Error || s.Calls() != 1 {
+		if !errors.As(err, &fe) || sc.Verdict != agenteval.VerdictError || s.Calls() != 1 {
 			t.Errorf("score %+v, err %v, after %d requests", sc, err, s.Calls())
 		}
 	})
@@ -583,7 +583,7 @@ func TestSubgoalsTrackerError(t *testing.T) {
 		t.Errorf("settled = %v", got)
 	}
 	sc, err := tr.Grade(context.Background(), &agenteval.GradeInput{Transcript: conv, Output: conv})
-	if err == nil || sc.Verdict != agenteval.Error || !strings.Contains(sc.Reason, "judge subgoals at turn 2") {
+	if err == nil || sc.Verdict != agenteval.VerdictError || !strings.Contains(sc.Reason, "judge subgoals at turn 2") {
 		t.Errorf("score %+v, err %v", sc, err)
 	}
 	// After the failure at turn 2, turn 3 is not judged.
@@ -606,26 +606,26 @@ func TestSubgoalsBadSettings(t *testing.T) {
 		{"negative samples", map[string]any{"subgoals": []any{"x"}, "samples": -1}, "samples must be a positive odd number"},
 		{"empty details", map[string]any{"subgoals": []any{"x", "  "}}, "subgoals[1] has no details"},
 		{"object without details", map[string]any{"subgoals": []any{map[string]any{"type": "tool"}}}, "subgoals[0] has no details"},
-		{"not text or object", map[string]any{"subgoals": []any{3}}, "subgoals[0] has no details"},
+		{"not text or object", map[string]any{"subgoals": []any{3}}, "subgoals[0] must be text or {details, type, turn}"},
 		{"turn 0", map[string]any{"subgoals": []any{map[string]any{"details": "x", "turn": 0}}}, `subgoals[0]: turn must be a turn number (1 or more), not "0"`},
 		{"turn as words", map[string]any{"subgoals": []any{map[string]any{"details": "x", "turn": "soon"}}}, `not "soon"`},
 		{"fractional turn", map[string]any{"subgoals": []any{map[string]any{"details": "x", "turn": 1.5}}}, `not "1.5"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := New(Spec{Type: "subgoals", Params: tt.params, Judge: j})
+			_, err := New(Spec{Type: "subgoals", Options: tt.params, Judge: j})
 			if err == nil || !strings.HasPrefix(err.Error(), "subgoals: ") || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
 		})
 	}
-	_, err := New(Spec{Type: "subgoals", Params: threeGoals()})
+	_, err := New(Spec{Type: "subgoals", Options: threeGoals()})
 	var nj *NoJudgeError
-	if !errors.As(err, &nj) || !Judged("subgoals") {
+	if !errors.As(err, &nj) || !(Spec{Type: "subgoals"}).NeedsJudge() {
 		t.Errorf("no judge: %v", err)
 	}
 	// A turn of null is no turn.
-	if _, err := New(Spec{Type: "subgoals", Judge: j, Params: map[string]any{"subgoals": []any{map[string]any{"details": "x", "turn": nil}}}}); err != nil {
+	if _, err := New(Spec{Type: "subgoals", Judge: j, Options: map[string]any{"subgoals": []any{map[string]any{"details": "x", "turn": nil}}}}); err != nil {
 		t.Errorf("turn: null: %v", err)
 	}
 }

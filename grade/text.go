@@ -5,84 +5,37 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/internal/jsonx"
 	"github.com/agenteval/agenteval/internal/schemacheck"
+	"github.com/agenteval/agenteval/internal/strictjson"
 	"github.com/agenteval/agenteval/internal/suggest"
 )
 
 // Text checks grade the last assistant message that has text.
 
+// Text is the options of the checks that compare the reply with one text:
+// contains, icontains, equals, iequals, starts_with, ends_with and regex.
+type Text struct {
+	Value string `json:"value" doc:"the text to look for (for regex, an RE2 pattern)"`
+}
+
+// TextList is the options of the checks that look for several texts:
+// contains_any, contains_all and their i variants.
+type TextList struct {
+	Value Strings `json:"value" doc:"the texts to look for: one, or a list"`
+}
+
+// textCheck is one text check's behaviour.
 type textCheck struct {
-	name    string
-	help    string
-	list    bool // value is a list of strings
-	fold    bool // case-insensitive
-	test    func(out string, vals []string) (bool, string)
-	explain string
+	fold bool // case-insensitive
+	test func(out string, vals []string) (bool, string)
 }
 
-func init() {
-	checks := []textCheck{
-		{name: "contains", help: "the reply contains value", test: containsAll},
-		{name: "icontains", help: "the reply contains value, ignoring case", fold: true, test: containsAll},
-		{name: "contains_any", help: "the reply contains at least one of value[]", list: true, test: containsAny},
-		{name: "icontains_any", help: "contains_any, ignoring case", list: true, fold: true, test: containsAny},
-		{name: "contains_all", help: "the reply contains every one of value[]", list: true, test: containsAll},
-		{name: "icontains_all", help: "contains_all, ignoring case", list: true, fold: true, test: containsAll},
-		{name: "equals", help: "the reply is exactly value", test: func(out string, v []string) (bool, string) {
-			if out == v[0] {
-				return true, "the reply equals the value"
-			}
-			return false, fmt.Sprintf("the reply is %s", quoteShort(out))
-		}},
-		{name: "iequals", help: "equals, ignoring case", fold: true, test: func(out string, v []string) (bool, string) {
-			if out == v[0] {
-				return true, "the reply equals the value, ignoring case"
-			}
-			return false, fmt.Sprintf("the reply is %s", quoteShort(out))
-		}},
-		{name: "starts_with", help: "the reply starts with value", test: func(out string, v []string) (bool, string) {
-			if strings.HasPrefix(out, v[0]) {
-				return true, "the reply starts with the value"
-			}
-			return false, fmt.Sprintf("the reply starts %s", quoteShort(out))
-		}},
-		{name: "ends_with", help: "the reply ends with value", test: func(out string, v []string) (bool, string) {
-			if strings.HasSuffix(out, v[0]) {
-				return true, "the reply ends with the value"
-			}
-			r := []rune(out)
-			if len(r) > 40 {
-				out = "…" + string(r[len(r)-40:])
-			}
-			return false, fmt.Sprintf("the reply ends %q", out)
-		}},
-	}
-	for _, c := range checks {
-		c := c
-		register(c.name, c.help, func(params map[string]any) (gradeFunc, error) { return newTextCheck(c, params) })
-	}
-	register("regex", "the reply matches the regular expression value (RE2 syntax; (?i) for case-insensitive)", newRegex)
-	register("is_json", "the reply is valid JSON", newIsJSON)
-	register("json_schema", "the reply is JSON that validates against schema (an object, or a file path)", newJSONSchema)
-	register("levenshtein", "the reply is within max_distance edits of value (default 5)", newLevenshtein)
-}
-
-func newTextCheck(c textCheck, params map[string]any) (gradeFunc, error) {
-	var cfg struct {
-		Value any `json:"value"`
-	}
-	if err := decodeParams(params, &cfg, "value"); err != nil {
-		return nil, err
-	}
-	vals, err := stringValues(cfg.Value, c.list)
-	if err != nil {
-		return nil, err
-	}
+func (c textCheck) grade(name string, vals []string) Func {
 	want := vals
 	if c.fold {
 		want = make([]string, len(vals))
@@ -90,8 +43,12 @@ func newTextCheck(c textCheck, params map[string]any) (gradeFunc, error) {
 			want[i] = strings.ToLower(v)
 		}
 	}
-	text := fmt.Sprintf("%s %s", c.name, show(cfg.Value))
-	return func(_ context.Context, in *agenteval.GradeInput) (outcome, error) {
+	shown := any(vals[0])
+	if len(vals) > 1 {
+		shown = vals
+	}
+	text := fmt.Sprintf("%s %s", name, show(shown))
+	return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		out := in.Output.LastAssistant()
 		subject := out
 		if c.fold {
@@ -103,49 +60,93 @@ func newTextCheck(c textCheck, params map[string]any) (gradeFunc, error) {
 			_, ev = c.test(out, vals)
 		}
 		return binary(text, ok, ev), nil
-	}, nil
+	}
 }
 
-func binary(text string, ok bool, evidence string) outcome {
-	o := outcome{assertions: []agenteval.Assertion{{Text: text, Passed: ok, Evidence: evidence}}, reason: evidence}
+// oneText defines a check of the reply against one text.
+func oneText(name, doc string, c textCheck) *Definition {
+	d := deterministic(Definition{Name: name, Doc: doc}, func(o Text, _ Env) (Func, error) {
+		if o.Value == "" {
+			return nil, fmt.Errorf("needs value: the text to look for")
+		}
+		return c.grade(name, []string{o.Value}), nil
+	})
+	if !strings.HasSuffix(name, "contains") {
+		return d
+	}
+	newFn := d.New
+	d.New = func(options any, env Env) (Func, error) {
+		f, err := newFn(options, env)
+		if err != nil && strings.Contains(err.Error(), "must be a string, not a list") {
+			err = fmt.Errorf("%w; use %s_any or %s_all for a list", err, name, name)
+		}
+		return f, err
+	}
+	return d
+}
+
+// listText defines a check of the reply against several texts.
+func listText(name, doc string, c textCheck) *Definition {
+	return deterministic(Definition{Name: name, Doc: doc}, func(o TextList, _ Env) (Func, error) {
+		switch {
+		case o.Value == nil:
+			return nil, fmt.Errorf("needs value: the texts to look for, as a list")
+		case len(o.Value) == 0:
+			return nil, fmt.Errorf("value is an empty list; give at least one text")
+		}
+		return c.grade(name, o.Value), nil
+	})
+}
+
+func equals(out string, v []string) (bool, string) {
+	if out == v[0] {
+		return true, "the reply equals the value"
+	}
+	return false, fmt.Sprintf("the reply is %s", quoteShort(out))
+}
+
+// The text checks.
+var (
+	Contains     = oneText("contains", "the reply contains value", textCheck{test: containsAll})
+	IContains    = oneText("icontains", "the reply contains value, ignoring case", textCheck{fold: true, test: containsAll})
+	ContainsAny  = listText("contains_any", "the reply contains at least one of value[]", textCheck{test: containsAny})
+	IContainsAny = listText("icontains_any", "contains_any, ignoring case", textCheck{fold: true, test: containsAny})
+	ContainsAll  = listText("contains_all", "the reply contains every one of value[]", textCheck{test: containsAll})
+	IContainsAll = listText("icontains_all", "contains_all, ignoring case", textCheck{fold: true, test: containsAll})
+	Equals       = oneText("equals", "the reply is exactly value", textCheck{test: equals})
+	IEquals      = oneText("iequals", "equals, ignoring case", textCheck{fold: true, test: equals})
+	StartsWith   = oneText("starts_with", "the reply starts with value", textCheck{test: startsWith})
+	EndsWith     = oneText("ends_with", "the reply ends with value", textCheck{test: endsWith})
+	Regex        = deterministic(Definition{Name: "regex", Doc: "the reply matches the regular expression value (RE2 syntax; (?i) for case-insensitive)"}, newRegex)
+	IsJSON       = deterministic(Definition{Name: "is_json", Doc: "the reply is valid JSON"}, newIsJSON)
+	JSONSchema   = deterministic(Definition{Name: "json_schema", Doc: "the reply is JSON that validates against schema (an object, or a file path relative to the eval file)"}, newJSONSchema)
+	Levenshtein  = deterministic(Definition{Name: "levenshtein", Doc: "the reply is within max_distance edits of value (default 5)"}, newLevenshtein)
+)
+
+func startsWith(out string, v []string) (bool, string) {
+	if strings.HasPrefix(out, v[0]) {
+		return true, "the reply starts with the value"
+	}
+	return false, fmt.Sprintf("the reply starts %s", quoteShort(out))
+}
+
+func endsWith(out string, v []string) (bool, string) {
+	if strings.HasSuffix(out, v[0]) {
+		return true, "the reply ends with the value"
+	}
+	r := []rune(out)
+	if len(r) > 40 {
+		out = "…" + string(r[len(r)-40:])
+	}
+	return false, fmt.Sprintf("the reply ends %q", out)
+}
+
+func binary(text string, ok bool, evidence string) Outcome {
+	o := Outcome{Assertions: []agenteval.Assertion{{Text: text, Passed: ok, Evidence: evidence}}, Reason: evidence}
 	if ok {
-		o.score = 1
+		o.Score = 1
 	}
 	return o
-}
-
-// stringValues reads value as one string, or as a list of strings when the
-// check takes several.
-func stringValues(v any, list bool) ([]string, error) {
-	switch x := v.(type) {
-	case nil:
-		return nil, fmt.Errorf("needs value: the text to look for")
-	case string:
-		if list {
-			return []string{x}, nil
-		}
-		return []string{x}, nil
-	case []any:
-		if !list {
-			return nil, fmt.Errorf("value must be one string; use the _any or _all variant for a list")
-		}
-		if len(x) == 0 {
-			return nil, fmt.Errorf("value is an empty list; give at least one string")
-		}
-		out := make([]string, len(x))
-		for i, e := range x {
-			s, ok := e.(string)
-			if !ok {
-				out[i] = pyStrJSON(e)
-				continue
-			}
-			out[i] = s
-		}
-		return out, nil
-	case json.Number, float64, bool:
-		return []string{pyStrJSON(x)}, nil
-	}
-	return nil, fmt.Errorf("value must be a string%s, not %s", map[bool]string{true: " or a list of strings"}[list], show(v))
 }
 
 func containsAll(out string, vals []string) (bool, string) {
@@ -172,22 +173,16 @@ func containsAny(out string, vals []string) (bool, string) {
 
 func quoteShort(s string) string { return fmt.Sprintf("%q", truncate(s, 120)) }
 
-func newRegex(params map[string]any) (gradeFunc, error) {
-	var cfg struct {
-		Value string `json:"value"`
-	}
-	if err := decodeParams(params, &cfg, "value"); err != nil {
-		return nil, err
-	}
-	if cfg.Value == "" {
+func newRegex(o Text, _ Env) (Func, error) {
+	if o.Value == "" {
 		return nil, fmt.Errorf("needs value: a regular expression")
 	}
-	re, err := regexp.Compile(cfg.Value)
+	re, err := regexp.Compile(o.Value)
 	if err != nil {
 		return nil, fmt.Errorf("value is not a valid regular expression (RE2 syntax): %v", err)
 	}
-	text := "regex " + cfg.Value
-	return func(_ context.Context, in *agenteval.GradeInput) (outcome, error) {
+	text := "regex " + o.Value
+	return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		out := in.Output.LastAssistant()
 		if m := re.FindString(out); m != "" || re.MatchString(out) {
 			return binary(text, true, fmt.Sprintf("matched %q", m)), nil
@@ -196,11 +191,8 @@ func newRegex(params map[string]any) (gradeFunc, error) {
 	}, nil
 }
 
-func newIsJSON(params map[string]any) (gradeFunc, error) {
-	if err := decodeParams(params, &struct{}{}); err != nil {
-		return nil, err
-	}
-	return func(_ context.Context, in *agenteval.GradeInput) (outcome, error) {
+func newIsJSON(NoOptions, Env) (Func, error) {
+	return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		out := strings.TrimSpace(in.Output.LastAssistant())
 		if _, err := parseJSON(out); err != nil {
 			return binary("is_json", false, fmt.Sprintf("not JSON: %v", err)), nil
@@ -211,28 +203,28 @@ func newIsJSON(params map[string]any) (gradeFunc, error) {
 
 func parseJSON(s string) (any, error) {
 	var v any
-	err := jsonx.Decode([]byte(s), &v)
+	err := strictjson.Decode([]byte(s), &v)
 	return v, err
 }
 
-func newJSONSchema(params map[string]any) (gradeFunc, error) {
-	var cfg struct {
-		Schema any `json:"schema"`
-		Value  any `json:"value"`
-	}
-	if err := decodeParams(params, &cfg, "schema", "value"); err != nil {
-		return nil, err
-	}
-	src := cfg.Schema
-	if src == nil {
-		src = cfg.Value
-	}
+// JSONSchemaOptions is the options of json_schema.
+type JSONSchemaOptions struct {
+	// Schema is a JSON Schema object, or the path of a schema file
+	// (relative to the eval file).
+	Schema any `json:"schema" alias:"value" doc:"a JSON Schema object, or the path of a schema file relative to the eval file"`
+}
+
+func newJSONSchema(o JSONSchemaOptions, env Env) (Func, error) {
 	var raw []byte
-	switch s := src.(type) {
+	switch s := o.Schema.(type) {
 	case nil:
 		return nil, fmt.Errorf("needs schema: a JSON Schema object, or the path of a schema file")
 	case string:
-		b, err := os.ReadFile(s)
+		p := s
+		if !filepath.IsAbs(p) && env.Dir != "" {
+			p = filepath.Join(env.Dir, p)
+		}
+		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("read schema: %w", err)
 		}
@@ -240,13 +232,13 @@ func newJSONSchema(params map[string]any) (gradeFunc, error) {
 	case map[string]any:
 		raw, _ = json.Marshal(s)
 	default:
-		return nil, fmt.Errorf("schema must be an object or a file path, not %s", show(src))
+		return nil, fmt.Errorf("schema must be an object or a file path, not %s", show(o.Schema))
 	}
 	sch, err := schemacheck.Compile(raw)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	return func(_ context.Context, in *agenteval.GradeInput) (outcome, error) {
+	return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		out := strings.TrimSpace(in.Output.LastAssistant())
 		if err := sch.Validate([]byte(out)); err != nil {
 			return binary("json_schema", false, err.Error()), nil
@@ -255,27 +247,22 @@ func newJSONSchema(params map[string]any) (gradeFunc, error) {
 	}, nil
 }
 
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+// LevenshteinOptions is the options of levenshtein.
+type LevenshteinOptions struct {
+	Value       string `json:"value" doc:"the text the reply should be close to"`
+	MaxDistance *int   `json:"max_distance" doc:"the most edits allowed (default 5)"`
 }
 
-func newLevenshtein(params map[string]any) (gradeFunc, error) {
-	var cfg struct {
-		Value       string `json:"value"`
-		MaxDistance *int   `json:"max_distance"`
-	}
-	if err := decodeParams(params, &cfg, "value", "max_distance"); err != nil {
-		return nil, err
-	}
+func newLevenshtein(o LevenshteinOptions, _ Env) (Func, error) {
 	limit := 5
-	if cfg.MaxDistance != nil {
-		if *cfg.MaxDistance < 0 {
+	if o.MaxDistance != nil {
+		if *o.MaxDistance < 0 {
 			return nil, fmt.Errorf("max_distance must not be negative")
 		}
-		limit = *cfg.MaxDistance
+		limit = *o.MaxDistance
 	}
-	return func(_ context.Context, in *agenteval.GradeInput) (outcome, error) {
-		d := suggest.Levenshtein(in.Output.LastAssistant(), cfg.Value)
-		return binary(fmt.Sprintf("within %d edits of %q", limit, truncate(cfg.Value, 60)), d <= limit, fmt.Sprintf("distance %d", d)), nil
+	return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
+		d := suggest.Levenshtein(in.Output.LastAssistant(), o.Value)
+		return binary(fmt.Sprintf("within %d edits of %q", limit, truncate(o.Value, 60)), d <= limit, fmt.Sprintf("distance %d", d)), nil
 	}, nil
 }

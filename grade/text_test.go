@@ -65,7 +65,7 @@ func TestTextChecks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (s.Verdict == agenteval.Pass) != tt.pass {
+			if (s.Verdict == agenteval.VerdictPass) != tt.pass {
 				t.Errorf("verdict = %s (score %v, %s), want pass=%v", s.Verdict, s.Score, s.Reason, tt.pass)
 			}
 			if len(s.Assertions) != 1 || s.Assertions[0].Passed != tt.pass {
@@ -82,18 +82,18 @@ func TestTextCheckBadSettings(t *testing.T) {
 		want   string
 	}{
 		{"contains", nil, "needs value"},
-		{"contains", map[string]any{"value": []any{"a"}}, "use the _any or _all variant"},
+		{"contains", map[string]any{"value": []any{"a"}}, "use contains_any or contains_all for a list"},
 		{"contains_any", map[string]any{"value": []any{}}, "empty list"},
 		{"regex", map[string]any{"value": "("}, "not a valid regular expression"},
 		{"json_schema", nil, "needs schema"},
 		{"json_schema", map[string]any{"schema": "/no/such/file.json"}, "read schema"},
 		{"json_schema", map[string]any{"schema": map[string]any{"type": 5}}, "is not a JSON Schema"},
 		{"contains", map[string]any{"valeu": "x"}, `did you mean "value"`},
-		{"is_json", map[string]any{"value": "x"}, "takes no settings"},
+		{"is_json", map[string]any{"value": "x"}, "has no settings of its own"},
 		{"containz", nil, `unknown metric "containz"; did you mean "contains"?`},
 	}
 	for _, tt := range tests {
-		_, err := New(Spec{Type: tt.typ, Params: tt.params})
+		_, err := New(Spec{Type: tt.typ, Options: tt.params})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("New(%s, %v) error = %v, want %q", tt.typ, tt.params, err, tt.want)
 		}
@@ -107,10 +107,43 @@ func TestSpecCommonFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := gradeConv(t, g, convo(seq(call("a", `{}`))...), []agenteval.ToolCall{call("a", `{}`), call("b", `{}`)})
-	if s.Name != "traj" || s.Type != "tool_calls" || s.Weight != 2 || !s.Required || s.Score != 0.5 || s.Verdict != agenteval.Pass {
+	if s.Name != "traj" || s.Type != "tool_calls" || s.Weight != 2 || !s.Required || s.Score != 0.5 || s.Verdict != agenteval.VerdictPass {
 		t.Errorf("score = %+v", s)
 	}
-	if _, err := New(Spec{Type: "contains", Params: map[string]any{"value": "x"}, Threshold: ptr(1.5)}); err == nil {
+	if _, err := New(Spec{Type: "contains", Options: map[string]any{"value": "x"}, Threshold: ptr(1.5)}); err == nil {
 		t.Error("threshold 1.5 accepted")
+	}
+}
+
+func TestLength(t *testing.T) {
+	tests := []struct {
+		settings map[string]any
+		reply    string
+		want     float64
+		err      string
+	}{
+		{map[string]any{"max": 10}, "Booked.", 1, ""},
+		{map[string]any{"max": 5}, "Booked.", 0, ""},
+		{map[string]any{"min": 3, "max": 7}, "Réservé", 1, ""}, // characters, not bytes
+		{map[string]any{"min": 8}, "Réservé", 0, ""},
+		{nil, "", 0, "needs min, max or both"},
+		{map[string]any{"min": 5, "max": 2}, "", 0, "min 5 is more than max 2"},
+		{map[string]any{"mac": 2}, "", 0, `did you mean "max"?`},
+	}
+	for _, tt := range tests {
+		g, err := New(Spec{Type: "length", Options: tt.settings})
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("New(%v) = %v, want %q", tt.settings, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := &agenteval.GradeInput{Output: agenteval.Conversation{{Role: agenteval.RoleAssistant, Content: tt.reply}}}
+		if s, _ := g.Grade(context.Background(), in); s.Score != tt.want {
+			t.Errorf("length %v on %q = %v (%s), want %v", tt.settings, tt.reply, s.Score, s.Reason, tt.want)
+		}
 	}
 }

@@ -7,15 +7,15 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/internal/jsonx"
+	"github.com/agenteval/agenteval/internal/jsonvalue"
+	"github.com/agenteval/agenteval/internal/strictjson"
 	"github.com/agenteval/agenteval/judge"
 )
 
-func init() {
-	registry["tool_calls"] = entry{build: newToolCalls,
-		help: "trajectory check with partial credit (mode: exact|in_order|any_order|subset|superset; args_match: exact|subset|superset|ignore)"}
-	registry["tool_trajectory"] = registry["tool_calls"]
-}
+// ToolCalls is the trajectory grader.
+var ToolCalls = define(Definition{Name: "tool_calls", Aliases: []string{"tool_trajectory"},
+	Doc: "trajectory check with partial credit (mode: exact|in_order|any_order|subset|superset; args_match: exact|subset|superset|ignore)"},
+	func(o ToolCallsOptions) bool { return callsNeedJudge(o.Expected) }, newToolCalls)
 
 // Trajectory modes.
 const (
@@ -34,26 +34,8 @@ const (
 	ArgsIgnore   = "ignore"   // only names count
 )
 
-// ExpectedCall is one call a trajectory should contain.
-//
-// Args values are compared as decoded JSON (2 equals 2.0). A value may also
-// be a matcher object with a single $-key: {"$any": true} accepts anything,
-// {"$regex": "^8"} matches the value's text. Args "any" (AnyArgs), or no
-// args at all, accepts any arguments, as in AgentV.
-type ExpectedCall struct {
-	Tool    string
-	Args    map[string]any
-	AnyArgs bool
-	// Literal compares Args as plain values, never as matchers. Calls taken
-	// from a dataset's reference_tool_calls are literal: a recorded argument
-	// such as {"$gt": 5} is data, not an instruction.
-	Literal bool
-	// Output, when set, must equal the tool's result (as text, or as JSON
-	// when both sides parse as JSON).
-	Output *any
-}
-
-func (e ExpectedCall) String() string {
+// expectedString renders an expected call for people.
+func expectedString(e agenteval.ExpectedCall) string {
 	switch {
 	case e.AnyArgs:
 		return e.Tool + "(any)"
@@ -64,34 +46,56 @@ func (e ExpectedCall) String() string {
 	return e.Tool + "(" + string(b) + ")"
 }
 
-type toolCallsConfig struct {
-	Mode      string           `json:"mode"`
-	ArgsMatch string           `json:"args_match"`
-	Expected  []map[string]any `json:"expected"`
-	Minimums  map[string]int   `json:"minimums"`
+// ToolCallsOptions is the options of tool_calls.
+type ToolCallsOptions struct {
+	Mode      string `json:"mode" enum:"exact,in_order,any_order,subset,superset" doc:"how the calls made must line up with the expected ones (default in_order)"`
+	ArgsMatch string `json:"args_match" enum:"exact,subset,superset,ignore" doc:"how a call's arguments must match (default exact)"`
+	// Expected nil takes the sample's reference_tool_calls.
+	Expected ExpectedCalls `json:"expected" doc:"the expected calls: {tool, args, output}; leave it out to use the sample's reference_tool_calls"`
+	// Minimums, with mode any_order, asks for at least n calls per tool
+	// instead of a list of calls.
+	Minimums map[string]int `json:"minimums" doc:"with mode any_order: the fewest calls per tool, instead of expected"`
+}
+
+// ExpectedCalls is a list of expected calls, as eval files and --metric
+// flags write them: {tool (or name), args (or arguments, input; "any" for
+// any), output (a value, or {value} or {check}), turn}.
+type ExpectedCalls []agenteval.ExpectedCall
+
+// UnmarshalJSON reads the written forms of a list of expected calls.
+func (c *ExpectedCalls) UnmarshalJSON(b []byte) error {
+	var raw []map[string]any
+	if err := decodeValue(json.RawMessage(b), &raw); err != nil {
+		return notA(b, c)
+	}
+	out := make(ExpectedCalls, 0, len(raw))
+	for i, r := range raw {
+		e, err := parseExpectedCall(r)
+		if err != nil {
+			return fmt.Errorf("[%d]: %w", i, err)
+		}
+		out = append(out, e)
+	}
+	*c = out
+	return nil
 }
 
 type toolCallsGrader struct {
 	mode, argsMatch string
-	expected        []ExpectedCall // nil: take the sample's reference_tool_calls
+	expected        []agenteval.ExpectedCall // nil: take the sample's reference_tool_calls
 	minimums        map[string]int
 	judge           *judge.Judge // for $check; nil when no check is used
 }
 
-func newToolCalls(params map[string]any, e env) (gradeFunc, error) {
-	var cfg toolCallsConfig
-	if err := decodeParams(params, &cfg, "mode", "args_match", "expected", "minimums"); err != nil {
-		return nil, err
-	}
-	g := &toolCallsGrader{mode: cfg.Mode, argsMatch: cfg.ArgsMatch, minimums: cfg.Minimums}
+func newToolCalls(o ToolCallsOptions, env Env) (Func, error) {
+	g := &toolCallsGrader{mode: strings.ReplaceAll(o.Mode, "-", "_"), argsMatch: o.ArgsMatch, minimums: o.Minimums}
 	if g.mode == "" {
 		g.mode = ModeInOrder
 	}
-	g.mode = strings.ReplaceAll(g.mode, "-", "_")
 	switch g.mode {
 	case ModeExact, ModeInOrder, ModeAnyOrder, ModeSubset, ModeSuperset:
 	default:
-		return nil, fmt.Errorf("mode %q is not one of exact, in_order, any_order, subset, superset", cfg.Mode)
+		return nil, fmt.Errorf("mode %q is not one of exact, in_order, any_order, subset, superset", o.Mode)
 	}
 	if g.argsMatch == "" {
 		g.argsMatch = ArgsExact
@@ -99,34 +103,33 @@ func newToolCalls(params map[string]any, e env) (gradeFunc, error) {
 	switch g.argsMatch {
 	case ArgsExact, ArgsSuperset, ArgsSubset, ArgsIgnore:
 	default:
-		return nil, fmt.Errorf("args_match %q is not one of exact, subset, superset, ignore", cfg.ArgsMatch)
+		return nil, fmt.Errorf("args_match %q is not one of exact, subset, superset, ignore", o.ArgsMatch)
 	}
-	if cfg.Minimums != nil && g.mode != ModeAnyOrder {
+	if o.Minimums != nil && g.mode != ModeAnyOrder {
 		return nil, fmt.Errorf("minimums works only with mode: any_order")
 	}
-	if cfg.Expected != nil {
-		g.expected = []ExpectedCall{}
-		for i, raw := range cfg.Expected {
-			ec, err := ParseExpectedCall(raw)
-			if err != nil {
+	if o.Expected != nil {
+		g.expected = []agenteval.ExpectedCall{}
+		for i, e := range o.Expected {
+			if e.Turn != 0 {
+				return nil, fmt.Errorf("expected[%d]: turn belongs to a test's expected_tool_calls; tool_calls grades one turn, or the whole conversation at test level", i)
+			}
+			if err := checkExpected(e); err != nil {
 				return nil, fmt.Errorf("expected[%d]: %w", i, err)
 			}
-			g.expected = append(g.expected, ec)
+			g.expected = append(g.expected, e)
 		}
 	}
-	if hasCheck(params) {
-		if e.judge == nil {
-			return nil, &NoJudgeError{Type: "tool_calls with $check"}
-		}
-		g.judge = e.judge
+	if callsNeedJudge(o.Expected) {
+		g.judge = env.Judge
 	}
 	return g.grade, nil
 }
 
-// ParseExpectedCall reads {tool|name, args, output} as written in an eval
+// parseExpectedCall reads {tool|name, args, output} as written in an eval
 // file or a --metric flag.
-func ParseExpectedCall(raw map[string]any) (ExpectedCall, error) {
-	e := ExpectedCall{AnyArgs: true}
+func parseExpectedCall(raw map[string]any) (agenteval.ExpectedCall, error) {
+	e := agenteval.ExpectedCall{AnyArgs: true}
 	for k, v := range raw {
 		switch k {
 		case "tool", "name":
@@ -148,6 +151,12 @@ func ParseExpectedCall(raw map[string]any) (ExpectedCall, error) {
 			default:
 				return e, fmt.Errorf("args must be an object or \"any\", not %s", show(v))
 			}
+		case "turn":
+			n, ok := number(v)
+			if !ok || n < 1 || n != float64(int(n)) {
+				return e, fmt.Errorf("turn must be a turn number (1 or more), not %s", show(v))
+			}
+			e.Turn = int(n)
 		case "output":
 			out := v
 			if m, ok := v.(map[string]any); ok && len(m) == 1 {
@@ -160,16 +169,22 @@ func ParseExpectedCall(raw map[string]any) (ExpectedCall, error) {
 			}
 			e.Output = &out
 		default:
-			return e, fmt.Errorf("unknown key %q in an expected call; use tool, args, output", k)
+			return e, fmt.Errorf("unknown key %q in an expected call; use tool, args, output (and turn, in expected_tool_calls)", k)
 		}
 	}
+	return e, checkExpected(e)
+}
+
+// checkExpected checks an expected call however it was made: it names a
+// tool, and its matchers are ones we know.
+func checkExpected(e agenteval.ExpectedCall) error {
 	if e.Tool == "" {
-		return e, fmt.Errorf("an expected call needs tool (its name)")
+		return fmt.Errorf("an expected call needs tool (its name)")
 	}
-	if err := checkMatchers(e.Args); err != nil {
-		return e, err
+	if e.Literal {
+		return nil
 	}
-	return e, nil
+	return checkMatchers(e.Args)
 }
 
 // checkMatchers rejects $-objects that are not matchers we know, so a typo
@@ -229,7 +244,7 @@ func matchValue(want, got any, literal bool) bool {
 			return re.MatchString(pyStrJSON(got))
 		}
 	}
-	return Equal(want, got)
+	return jsonvalue.Equal(want, got)
 }
 
 // pyStrJSON is the text a regex sees: strings bare, other values as JSON.
@@ -285,7 +300,7 @@ func records(conv agenteval.Conversation) []callRecord {
 }
 
 // match says whether a call satisfies an expected call, and if not, why.
-func (g *toolCallsGrader) match(e ExpectedCall, r callRecord) (bool, string) {
+func (g *toolCallsGrader) match(e agenteval.ExpectedCall, r callRecord) (bool, string) {
 	c := r.call
 	if c.Name != e.Tool {
 		return false, fmt.Sprintf("called %s instead", c.Name)
@@ -342,10 +357,10 @@ func outputEqual(want any, got string) bool {
 		return true
 	}
 	var gv any
-	if err := jsonx.Decode([]byte(got), &gv); err != nil {
+	if err := strictjson.Decode([]byte(got), &gv); err != nil {
 		return false
 	}
-	return Equal(want, gv)
+	return jsonvalue.Equal(want, gv)
 }
 
 func truncate(s string, n int) string {
@@ -366,30 +381,21 @@ func isCheck(v any) bool {
 	return ok
 }
 
-// hasCheck reports whether settings use an LLM-judged $check anywhere.
-func hasCheck(v any) bool {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if k == "$check" || hasCheck(e) {
-				return true
-			}
-			// An expected output may be written {check: "..."}.
-			if m, ok := e.(map[string]any); ok && k == "output" && len(m) == 1 && m["check"] != nil {
+// callsNeedJudge reports whether any expected call has an LLM-judged
+// check, on an argument or on the output.
+func callsNeedJudge(calls []agenteval.ExpectedCall) bool {
+	for _, e := range calls {
+		if e.Literal {
+			continue
+		}
+		for _, v := range e.Args {
+			if isCheck(v) {
 				return true
 			}
 		}
-	case []any:
-		for _, e := range x {
-			if hasCheck(e) {
-				return true
-			}
+		if e.Output != nil && isCheck(*e.Output) {
+			return true
 		}
 	}
 	return false
-}
-
-// NeedsJudge reports whether a grader built from spec calls the LLM judge.
-func NeedsJudge(spec Spec) bool {
-	return Judged(spec.Type) || hasCheck(spec.Params)
 }

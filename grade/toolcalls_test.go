@@ -189,10 +189,10 @@ func TestToolCallsBadSettings(t *testing.T) {
 		{map[string]any{"expected": []any{map[string]any{"tool": "f", "args": map[string]any{"a": map[string]any{"$reqex": "x"}}}}}, `unknown matcher "$reqex"`},
 		{map[string]any{"expected": []any{map[string]any{"tool": "f", "args": map[string]any{"a": map[string]any{"$regex": "("}}}}}, "bad $regex"},
 		{map[string]any{"minimums": map[string]any{"a": 1}}, "minimums works only with mode: any_order"},
-		{map[string]any{"mode": 3}, `setting "mode" must be a string`},
+		{map[string]any{"mode": 3}, `mode "3" is not one of exact`},
 	}
 	for _, tt := range tests {
-		_, err := New(Spec{Type: "tool_calls", Params: tt.params})
+		_, err := New(Spec{Type: "tool_calls", Options: tt.params})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("New(%v) error = %v, want %q", tt.params, err, tt.want)
 		}

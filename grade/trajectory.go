@@ -15,7 +15,7 @@ import (
 // call, and a pair whose check fails comes apart; only then is the score
 // computed, so every mode treats checks the same way.
 
-func (g *toolCallsGrader) grade(ctx context.Context, in *agenteval.GradeInput) (outcome, error) {
+func (g *toolCallsGrader) grade(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
 	recs := records(in.Output)
 	if g.minimums != nil {
 		return g.gradeMinimums(recs), nil
@@ -23,10 +23,10 @@ func (g *toolCallsGrader) grade(ctx context.Context, in *agenteval.GradeInput) (
 	expected := g.expected
 	if expected == nil {
 		if in.ReferenceToolCalls == nil {
-			return outcome{}, &agenteval.MissingFieldError{Grader: "tool_calls", Field: "reference_tool_calls (or expected: in the grader's settings)"}
+			return Outcome{}, &agenteval.MissingFieldError{Grader: "tool_calls", Field: "reference_tool_calls (or expected: in the grader's settings)"}
 		}
 		for _, c := range in.ReferenceToolCalls {
-			expected = append(expected, ExpectedCall{Tool: c.Name, Args: argsOf(c), Literal: true})
+			expected = append(expected, agenteval.ExpectedCall{Tool: c.Name, Args: argsOf(c), Literal: true})
 		}
 	}
 	pair := func(ok func(i, j int) bool) []int {
@@ -41,23 +41,23 @@ func (g *toolCallsGrader) grade(ctx context.Context, in *agenteval.GradeInput) (
 	fits := func(i, j int) bool { ok, _ := g.match(expected[i], recs[j]); return ok }
 	partner, checkFailed, usage, err := g.pairChecked(ctx, in, expected, recs, fits, pair)
 	if err != nil {
-		return outcome{usage: usage}, err
+		return Outcome{Usage: usage}, err
 	}
-	var scored outcome
+	var scored Outcome
 	switch g.mode {
 	case ModeExact:
 		scored = g.scoreExact(expected, recs, partner, checkFailed)
 	case ModeInOrder:
 		scored, _ = g.partnerAssertions(expected, recs, partner, nil, checkFailed)
-		scored.reason = fmt.Sprintf("%d of %d expected calls found in order (%d calls made)", countMatched(partner), len(expected), len(recs))
+		scored.Reason = fmt.Sprintf("%d of %d expected calls found in order (%d calls made)", countMatched(partner), len(expected), len(recs))
 	case ModeSubset:
 		scored = g.scoreSubset(expected, recs, partner)
 	default:
 		scored, _ = g.partnerAssertions(expected, recs, partner, usedBy(partner, len(recs)), checkFailed)
-		scored.reason = fmt.Sprintf("%d of %d expected calls made, in any order (%d calls made)", countMatched(partner), len(expected), len(recs))
+		scored.Reason = fmt.Sprintf("%d of %d expected calls made, in any order (%d calls made)", countMatched(partner), len(expected), len(recs))
 	}
-	scored.usage = usage
-	scored.details = map[string]any{"mode": g.mode, "args_match": g.argsMatch, "calls": len(recs), "expected": len(expected)}
+	scored.Usage = usage
+	scored.Details = map[string]any{"mode": g.mode, "args_match": g.argsMatch, "calls": len(recs), "expected": len(expected)}
 	return scored, nil
 }
 
@@ -91,7 +91,7 @@ const maxCheckRounds = 3
 // round judges only pairs not judged before, for at most maxCheckRounds
 // rounds. checkFailed says, per expected call left without a partner
 // because of its checks, which check failed and why.
-func (g *toolCallsGrader) pairChecked(ctx context.Context, in *agenteval.GradeInput, exp []ExpectedCall, recs []callRecord,
+func (g *toolCallsGrader) pairChecked(ctx context.Context, in *agenteval.GradeInput, exp []agenteval.ExpectedCall, recs []callRecord,
 	fits func(i, j int) bool, pair func(ok func(i, j int) bool) []int) (partner []int, checkFailed []string, usage *agenteval.Usage, err error) {
 	failed := map[[2]int]string{}
 	passed := map[[2]int]bool{}
@@ -162,7 +162,7 @@ type check struct {
 }
 
 // checksOf lists the $checks expected call e puts on call r.
-func (g *toolCallsGrader) checksOf(e ExpectedCall, r callRecord) []check {
+func (g *toolCallsGrader) checksOf(e agenteval.ExpectedCall, r callRecord) []check {
 	if e.Literal {
 		return nil
 	}
@@ -186,7 +186,7 @@ func (g *toolCallsGrader) checksOf(e ExpectedCall, r callRecord) []check {
 
 // judgeChecks asks the judge, in one call, about every check of the given
 // pairs (expected call, call made), and says why each failing pair failed.
-func (g *toolCallsGrader) judgeChecks(ctx context.Context, in *agenteval.GradeInput, exp []ExpectedCall, recs []callRecord, pairs [][2]int) (map[[2]int]string, agenteval.Usage, error) {
+func (g *toolCallsGrader) judgeChecks(ctx context.Context, in *agenteval.GradeInput, exp []agenteval.ExpectedCall, recs []callRecord, pairs [][2]int) (map[[2]int]string, agenteval.Usage, error) {
 	var crits []judge.Criterion
 	var owner [][2]int
 	var whats []string
@@ -198,7 +198,7 @@ func (g *toolCallsGrader) judgeChecks(ctx context.Context, in *agenteval.GradeIn
 		}
 	}
 	transcript, _ := judgedText(in)
-	ds, usage, err := g.judge.Decide(ctx, "rubric", map[string]any{"Transcript": transcript, "Output": "", "Reference": ""}, crits)
+	ds, usage, err := g.judge.Decide(ctx, "rubric", map[string]any{"Transcript": transcript, "Output": agenteval.Conversation(nil), "Reference": ""}, crits)
 	if err != nil {
 		return nil, usage, err
 	}
@@ -217,13 +217,13 @@ func (g *toolCallsGrader) judgeChecks(ctx context.Context, in *agenteval.GradeIn
 	return fails, usage, nil
 }
 
-func expectedText(i int, e ExpectedCall) string {
-	return fmt.Sprintf("expected call %d: %s", i+1, e.String())
+func expectedText(i int, e agenteval.ExpectedCall) string {
+	return fmt.Sprintf("expected call %d: %s", i+1, expectedString(e))
 }
 
 // explain says why expected call e found no partner: the nearest call of the
 // same name and its mismatch, or that the tool was never called.
-func (g *toolCallsGrader) explain(e ExpectedCall, recs []callRecord, used []bool) string {
+func (g *toolCallsGrader) explain(e agenteval.ExpectedCall, recs []callRecord, used []bool) string {
 	sameName := 0
 	for i, r := range recs {
 		if r.call.Name != e.Tool {
@@ -258,8 +258,8 @@ func pairExact(n, m int, ok func(i, j int) bool) []int {
 	return partner
 }
 
-func (g *toolCallsGrader) scoreExact(exp []ExpectedCall, recs []callRecord, partner []int, checkFailed []string) outcome {
-	var o outcome
+func (g *toolCallsGrader) scoreExact(exp []agenteval.ExpectedCall, recs []callRecord, partner []int, checkFailed []string) Outcome {
+	var o Outcome
 	matched := 0
 	for i, e := range exp {
 		a := agenteval.Assertion{Text: expectedText(i, e)}
@@ -275,14 +275,14 @@ func (g *toolCallsGrader) scoreExact(exp []ExpectedCall, recs []callRecord, part
 			_, why := g.match(e, recs[i])
 			a.Evidence = fmt.Sprintf("call %d %s: %s", i+1, recs[i].call.Name, why)
 		}
-		o.assertions = append(o.assertions, a)
+		o.Assertions = append(o.Assertions, a)
 	}
 	for i := len(exp); i < len(recs); i++ {
-		o.assertions = append(o.assertions, agenteval.Assertion{Text: "no calls beyond the expected ones", Evidence: fmt.Sprintf("unexpected call %d: %s", i+1, recs[i].call.String())})
+		o.Assertions = append(o.Assertions, agenteval.Assertion{Text: "no calls beyond the expected ones", Evidence: fmt.Sprintf("unexpected call %d: %s", i+1, recs[i].call.String())})
 	}
 	denom := max(len(exp), len(recs))
-	o.score = fraction(matched, denom)
-	o.reason = fmt.Sprintf("%d of %d calls in the exact expected sequence (%d made, %d expected)", matched, denom, len(recs), len(exp))
+	o.Score = fraction(matched, denom)
+	o.Reason = fmt.Sprintf("%d of %d calls in the exact expected sequence (%d made, %d expected)", matched, denom, len(recs), len(exp))
 	return o
 }
 
@@ -333,8 +333,8 @@ func pairInOrder(n, m int, match func(i, j int) bool) []int {
 // the fraction matched. used marks calls taken by the pairing, for
 // explaining the misses of an unordered match; nil means the order was at
 // fault.
-func (g *toolCallsGrader) partnerAssertions(exp []ExpectedCall, recs []callRecord, partner []int, used []bool, checkFailed []string) (outcome, int) {
-	var o outcome
+func (g *toolCallsGrader) partnerAssertions(exp []agenteval.ExpectedCall, recs []callRecord, partner []int, used []bool, checkFailed []string) (Outcome, int) {
+	var o Outcome
 	matched := 0
 	for i, e := range exp {
 		a := agenteval.Assertion{Text: expectedText(i, e)}
@@ -347,9 +347,9 @@ func (g *toolCallsGrader) partnerAssertions(exp []ExpectedCall, recs []callRecor
 		default:
 			a.Evidence = g.explain(e, recs, used)
 		}
-		o.assertions = append(o.assertions, a)
+		o.Assertions = append(o.Assertions, a)
 	}
-	o.score = fraction(matched, len(exp))
+	o.Score = fraction(matched, len(exp))
 	return o, matched
 }
 
@@ -386,7 +386,7 @@ func bipartite(n, m int, ok func(i, j int) bool) []int {
 }
 
 // scoreSubset credits the calls made that an expected call accounts for.
-func (g *toolCallsGrader) scoreSubset(exp []ExpectedCall, recs []callRecord, partner []int) outcome {
+func (g *toolCallsGrader) scoreSubset(exp []agenteval.ExpectedCall, recs []callRecord, partner []int) Outcome {
 	owner := make([]int, len(recs))
 	for j := range owner {
 		owner[j] = -1
@@ -396,7 +396,7 @@ func (g *toolCallsGrader) scoreSubset(exp []ExpectedCall, recs []callRecord, par
 			owner[j] = i
 		}
 	}
-	var o outcome
+	var o Outcome
 	allowed := 0
 	for j, r := range recs {
 		a := agenteval.Assertion{Text: fmt.Sprintf("call %d %s is an expected call", j+1, r.call.String())}
@@ -406,21 +406,21 @@ func (g *toolCallsGrader) scoreSubset(exp []ExpectedCall, recs []callRecord, par
 		} else {
 			a.Evidence = "not among the expected calls, or every matching expected call was already used"
 		}
-		o.assertions = append(o.assertions, a)
+		o.Assertions = append(o.Assertions, a)
 	}
-	o.score = fraction(allowed, len(recs))
-	o.reason = fmt.Sprintf("%d of %d calls made are expected ones (%d expected)", allowed, len(recs), len(exp))
+	o.Score = fraction(allowed, len(recs))
+	o.Reason = fmt.Sprintf("%d of %d calls made are expected ones (%d expected)", allowed, len(recs), len(exp))
 	return o
 }
 
 // gradeMinimums is AgentV's any_order with minimums: each named tool must be
 // called at least so many times.
-func (g *toolCallsGrader) gradeMinimums(recs []callRecord) outcome {
+func (g *toolCallsGrader) gradeMinimums(recs []callRecord) Outcome {
 	counts := map[string]int{}
 	for _, r := range recs {
 		counts[r.call.Name]++
 	}
-	var o outcome
+	var o Outcome
 	met := 0
 	for _, tool := range sortedKeys(g.minimums) {
 		want := g.minimums[tool]
@@ -429,10 +429,10 @@ func (g *toolCallsGrader) gradeMinimums(recs []callRecord) outcome {
 			met++
 			a.Passed = true
 		}
-		o.assertions = append(o.assertions, a)
+		o.Assertions = append(o.Assertions, a)
 	}
-	o.score = fraction(met, len(g.minimums))
-	o.reason = fmt.Sprintf("%d of %d tools called at least their minimum number of times", met, len(g.minimums))
+	o.Score = fraction(met, len(g.minimums))
+	o.Reason = fmt.Sprintf("%d of %d tools called at least their minimum number of times", met, len(g.minimums))
 	return o
 }
 

@@ -4,6 +4,13 @@
 // over several samples, and an on-disk cache keyed by the content of the
 // call. Its prompts are our own text, kept as embedded files.
 //
+// It also owns how untrusted text reaches a model (quote.go): every piece
+// of material under review is quoted in a block whose tags carry a per-call
+// nonce, imitations of our tags inside it are neutralised, and the prompts
+// tell the model that the blocks are evidence, never instructions. Suspect
+// (suspect.go) finds text that addresses a grader, for the flag graders
+// put in their results. The simulated user's prompt uses the same quoting.
+//
 // It imports the root package, the standard library and the JSON Schema
 // validator. Providers come in as an agenteval.Model.
 package judge

@@ -4,17 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/internal/jsonx"
+	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/internal/schemacheck"
+	"github.com/agenteval/agenteval/internal/strictjson"
 )
 
 // Judge makes structured calls to a model. The zero values of its settings
-// are the defaults: temperature 0, one sample, two repairs, no cache.
+// are the defaults: temperature 0, one sample, two repairs. To cache its
+// calls, give it a model wrapped by cache.Wrap.
 type Judge struct {
 	Model agenteval.Model
 	// Name identifies the model in cache keys and results, such as
@@ -31,8 +34,6 @@ type Judge struct {
 	// MaxRepairs is how many times invalid output is sent back with the
 	// error; 0 means the default of 2, a negative number none.
 	MaxRepairs int
-	// Cache, when set, answers repeated calls from disk.
-	Cache *Cache
 }
 
 // InvalidOutputError is returned when the judge's reply still does not fit
@@ -82,7 +83,7 @@ func parseReply(content string, sch *schemacheck.Schema) (map[string]any, error)
 		text = strings.TrimSuffix(strings.TrimSpace(text), "```")
 	}
 	var v any
-	if err := jsonx.Decode([]byte(text), &v); err != nil {
+	if err := strictjson.Decode([]byte(text), &v); err != nil {
 		return nil, fmt.Errorf("not JSON: %v", err)
 	}
 	if err := sch.Validate([]byte(text)); err != nil {
@@ -104,8 +105,8 @@ func (j *Judge) Ask(ctx context.Context, p Prompt, schemaName string, schema map
 	return j.ask(ctx, p, schemaName, schema, 0, j.Temperature)
 }
 
-// ask is Ask for one sample of a vote; the sample number is part of the
-// cache key, so the samples of a vote are cached apart.
+// ask is Ask for one sample of a vote; the samples after the first are
+// cache variants, so the samples of a vote are cached apart.
 func (j *Judge) ask(ctx context.Context, p Prompt, schemaName string, schema map[string]any, sample int, temp float64) (map[string]any, agenteval.Usage, error) {
 	schemaJSON, err := json.Marshal(schema)
 	if err != nil {
@@ -121,16 +122,16 @@ func (j *Judge) askEncoded(ctx context.Context, p Prompt, schemaName string, sch
 	if err != nil {
 		return nil, usage, fmt.Errorf("judge schema: %w", err)
 	}
-	var key string
-	if j.Cache != nil {
-		key = cacheKey(j.Name, p.System, p.User, string(schemaJSON), temp, sample)
-		if e, ok := j.Cache.get(key); ok {
-			if v, err := parseReply(e.Content, sch); err == nil {
-				usage.CachedCalls = 1
-				return v, usage, nil
-			}
-		}
+	if sample > 0 {
+		ctx = cache.WithVariant(ctx, "judge sample "+strconv.Itoa(sample))
 	}
+	// The nonce changes every call; the cache keys the prompt without it,
+	// so a rerun on the same material is answered from the cache.
+	ctx = cache.WithNonce(ctx, p.Nonce)
+	ctx = cache.WithCheck(ctx, func(r *agenteval.ModelResponse) bool {
+		_, err := parseReply(r.Message.Content, sch)
+		return err == nil
+	})
 	req := &agenteval.ModelRequest{
 		Messages: agenteval.Conversation{
 			{Role: agenteval.RoleSystem, Content: p.System},
@@ -152,11 +153,6 @@ func (j *Judge) askEncoded(ctx context.Context, p Prompt, schemaName string, sch
 		usage.Add(&resp.Usage)
 		v, perr := parseReply(resp.Message.Content, sch)
 		if perr == nil {
-			// A cache that cannot be written costs money later, not
-			// correctness now, so its error is not the call's.
-			if j.Cache != nil {
-				_ = j.Cache.put(key, cacheEntry{Content: resp.Message.Content, Usage: resp.Usage})
-			}
 			return v, usage, nil
 		}
 		last, lastOut = perr, resp.Message.Content
@@ -191,7 +187,7 @@ func criteriaSchemaCached(criteria []Criterion) (map[string]any, []byte, error) 
 		se := e.(schemaEntry)
 		return se.schema, se.json, nil
 	}
-	schema := CriteriaSchema(criteria)
+	schema := criteriaSchema(criteria)
 	raw, err := json.Marshal(schema)
 	if err != nil {
 		return nil, nil, fmt.Errorf("judge schema: %w", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/internal/fakellm"
 	"github.com/agenteval/agenteval/provider"
 	_ "github.com/agenteval/agenteval/provider/openai"
@@ -63,7 +64,7 @@ func TestDecideOneCallWithOnePropertyPerCriterion(t *testing.T) {
 	if !strings.Contains(string(req.Raw), `"properties":{"reason":`) {
 		t.Errorf("reason is not the first property: %s", req.Raw)
 	}
-	if !strings.Contains(req.Messages[1].Text(), "c2: A table was booked.") {
+	if !strings.Contains(req.Messages[1].Text(), `<criterion key="c2" id="`) || !strings.Contains(req.Messages[1].Text(), `">A table was booked.</criterion id="`) {
 		t.Errorf("criteria not listed under their keys: %s", req.Messages[1].Text())
 	}
 }
@@ -126,7 +127,7 @@ func TestVoting(t *testing.T) {
 
 func TestCache(t *testing.T) {
 	j, s := newJudge(t)
-	j.Cache = &Cache{Dir: t.TempDir()}
+	j.Model = cache.Wrap(j.Model, j.Name, &cache.Store{Dir: t.TempDir()})
 	if _, u, err := j.Decide(context.Background(), "rubric", data(), criteria); err != nil || u.Calls != 1 {
 		t.Fatalf("first: %v %+v", err, u)
 	}
@@ -158,7 +159,7 @@ func TestEveryPromptRenders(t *testing.T) {
 		"Criteria": []KeyedCriterion{{Key: "c1", Text: "x"}},
 		"Task":     "t", "Turn": 1, "Instruction": "i", "Persona": "p", "Closing": "", "Ending": "e",
 	}
-	names := Names()
+	names := promptNames()
 	if len(names) < 10 {
 		t.Fatalf("only %d prompts: %v", len(names), names)
 	}

@@ -8,32 +8,79 @@ import (
 	"text/template"
 )
 
-//go:embed prompts/*.txt
+//go:embed prompts/*.txt prompts/rules.tmpl
 var promptFS embed.FS
 
 // Prompt is a rendered system and user message.
 type Prompt struct {
 	System string
 	User   string
+	// Nonce is the block id the prompt was rendered with; every call draws
+	// a new one. Calls pass it to the cache (cache.WithNonce), whose keys
+	// leave it out.
+	Nonce string
 }
 
 // userMarker separates a prompt file's system part from its user part.
 const userMarker = "\n=== user ===\n"
 
+// Template is prompt text that quotes material through the functions of
+// funcs, rendered under a fresh nonce each time. The shared rules
+// (prompts/rules.tmpl) are available to it as {{template "quoting" .}} and
+// {{template "criteria" "the assistant"}}.
+//
+// It is parsed once with a placeholder for the nonce, a secret of the
+// process that quoted text cannot know (and from which NUL bytes are
+// stripped); each rendering swaps the placeholder for its nonce. So a
+// rendering costs no template copy, and templates are safe for concurrent
+// use.
+type Template struct {
+	t *template.Template
+}
+
+// placeholder stands for the nonce while a template runs.
+var placeholder = "\x00" + NewNonce() + "\x00"
+
+// ParseTemplate parses prompt text. Missing keys are errors, so a prompt
+// never silently drops what it was meant to show.
+func ParseTemplate(name, text string) (*Template, error) {
+	rules, err := promptFS.ReadFile("prompts/rules.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	t, err := template.New(name).Option("missingkey=error").Funcs(funcs(placeholder)).Parse(strings.TrimSpace(text) + string(rules))
+	if err != nil {
+		return nil, fmt.Errorf("prompt %s: %w", name, err)
+	}
+	return &Template{t: t}, nil
+}
+
+// Execute renders the template with data under nonce.
+func (t *Template) Execute(nonce string, data any) (string, error) {
+	var b strings.Builder
+	if err := t.t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return strings.ReplaceAll(strings.TrimSpace(b.String()), placeholder, nonce), nil
+}
+
 var (
 	tmplOnce sync.Once
-	tmpls    map[string][2]*template.Template
+	tmpls    map[string][2]*Template
 	tmplErr  error
 )
 
 func loadTemplates() {
-	tmpls = map[string][2]*template.Template{}
+	tmpls = map[string][2]*Template{}
 	entries, err := promptFS.ReadDir("prompts")
 	if err != nil {
 		tmplErr = err
 		return
 	}
 	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".txt") {
+			continue
+		}
 		b, err := promptFS.ReadFile("prompts/" + e.Name())
 		if err != nil {
 			tmplErr = err
@@ -45,11 +92,11 @@ func loadTemplates() {
 			tmplErr = fmt.Errorf("prompt %s has no %q line", name, strings.TrimSpace(userMarker))
 			return
 		}
-		var pair [2]*template.Template
+		var pair [2]*Template
 		for i, text := range []string{sys, user} {
-			t, err := template.New(name).Option("missingkey=error").Parse(strings.TrimSpace(text))
+			t, err := ParseTemplate(name, text)
 			if err != nil {
-				tmplErr = fmt.Errorf("prompt %s: %w", name, err)
+				tmplErr = err
 				return
 			}
 			pair[i] = t
@@ -58,8 +105,12 @@ func loadTemplates() {
 	}
 }
 
-// Render fills the named prompt with data.
+// Render fills the named prompt with data, under a fresh nonce.
 func Render(name string, data any) (Prompt, error) {
+	return render(name, data, NewNonce())
+}
+
+func render(name string, data any, nonce string) (Prompt, error) {
 	tmplOnce.Do(loadTemplates)
 	if tmplErr != nil {
 		return Prompt{}, tmplErr
@@ -68,17 +119,19 @@ func Render(name string, data any) (Prompt, error) {
 	if !ok {
 		return Prompt{}, fmt.Errorf("no prompt named %q", name)
 	}
-	var out [2]strings.Builder
+	var out [2]string
 	for i, t := range pair {
-		if err := t.Execute(&out[i], data); err != nil {
+		s, err := t.Execute(nonce, data)
+		if err != nil {
 			return Prompt{}, fmt.Errorf("prompt %s: %w", name, err)
 		}
+		out[i] = s
 	}
-	return Prompt{System: out[0].String(), User: out[1].String()}, nil
+	return Prompt{System: out[0], User: out[1], Nonce: nonce}, nil
 }
 
-// Names lists the embedded prompts.
-func Names() []string {
+// promptNames lists the embedded prompts.
+func promptNames() []string {
 	tmplOnce.Do(loadTemplates)
 	out := make([]string, 0, len(tmpls))
 	for n := range tmpls {

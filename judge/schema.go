@@ -64,11 +64,6 @@ func Boolean(desc string) map[string]any {
 	return map[string]any{"type": "boolean", "description": desc}
 }
 
-// Integer is an integer schema with a description.
-func Integer(desc string) map[string]any {
-	return map[string]any{"type": "integer", "description": desc}
-}
-
 // Enum is a string schema limited to the given values.
 func Enum(desc string, values ...string) map[string]any {
 	vs := make([]any, len(values))
@@ -93,9 +88,9 @@ type Criterion struct {
 // key is the schema property of criterion i: short and always valid.
 func key(i int) string { return "c" + strconv.Itoa(i+1) }
 
-// CriteriaSchema has one required property per criterion, each
+// criteriaSchema has one required property per criterion, each
 // {reason, passed}, so that a model that follows the schema cannot skip one.
-func CriteriaSchema(criteria []Criterion) map[string]any {
+func criteriaSchema(criteria []Criterion) map[string]any {
 	props := make([]Field, len(criteria))
 	for i, c := range criteria {
 		props[i] = Field{Key: key(i), Value: ObjectSchema(

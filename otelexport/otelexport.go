@@ -189,7 +189,7 @@ func (e *Exporter) scoreSpan(ctx context.Context, start time.Time, s agenteval.S
 	for _, c := range children {
 		e.scoreSpan(cctx, start, c, respID)
 	}
-	if s.Verdict == agenteval.Error {
+	if s.Verdict == agenteval.VerdictError {
 		span.SetStatus(codes.Error, redact.String(firstLine(s.Reason)))
 	}
 	span.End(trace.WithTimestamp(start.Add(ms(s.DurationMS))))
@@ -208,7 +208,7 @@ func addEvaluation(span trace.Span, s agenteval.Score, respID string) {
 	if respID != "" {
 		attrs = append(attrs, semconv.GenAIResponseID(respID))
 	}
-	if s.Verdict == agenteval.Error {
+	if s.Verdict == agenteval.VerdictError {
 		attrs = append(attrs, semconv.ErrorTypeOther)
 	}
 	span.AddEvent("gen_ai.evaluation.result", trace.WithAttributes(attrs...))
@@ -216,7 +216,7 @@ func addEvaluation(span trace.Span, s agenteval.Score, respID string) {
 
 func testAttrs(r *agenteval.Result) []attribute.KeyValue {
 	status := semconv.TestCaseResultStatusFail
-	if r.Verdict == agenteval.Pass {
+	if r.Verdict == agenteval.VerdictPass {
 		status = semconv.TestCaseResultStatusPass
 	}
 	attrs := []attribute.KeyValue{

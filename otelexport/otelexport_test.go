@@ -88,7 +88,7 @@ func TestExportEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	conv := &agenteval.Result{
-		TestID: "booking", Suite: "restaurant", Target: "agent", Score: 0.5, Verdict: agenteval.Fail, ExecutionStatus: agenteval.StatusQualityFailure, DurationMS: 1200,
+		TestID: "booking", Suite: "restaurant", Target: "agent", Score: 0.5, Verdict: agenteval.VerdictFail, ExecutionStatus: agenteval.StatusQualityFailure, DurationMS: 1200,
 		Output: agenteval.Conversation{
 			{Role: agenteval.RoleUser, Content: "Book Golden Dragon"},
 			{Role: agenteval.RoleAssistant, Content: "Booked.", Metadata: map[string]any{"response_id": "chatcmpl-1"}},
@@ -96,19 +96,19 @@ func TestExportEndToEnd(t *testing.T) {
 			{Role: agenteval.RoleAssistant, Content: "Done.", Metadata: map[string]any{"response_id": "chatcmpl-2"}},
 		},
 		Scores: []agenteval.Score{
-			{Name: "turn-1", Type: "turn", Score: 1, Verdict: agenteval.Pass, Weight: 1, DurationMS: 3, Scores: []agenteval.Score{
-				{Name: "tool_calls", Type: "tool_calls", Score: 1, Verdict: agenteval.Pass, Weight: 1, Reason: "1 of 1 expected calls found"},
+			{Name: "turn-1", Type: "turn", Score: 1, Verdict: agenteval.VerdictPass, Weight: 1, DurationMS: 3, Scores: []agenteval.Score{
+				{Name: "tool_calls", Type: "tool_calls", Score: 1, Verdict: agenteval.VerdictPass, Weight: 1, Reason: "1 of 1 expected calls found"},
 			}},
-			{Name: "turn-2", Type: "turn", Score: 0, Verdict: agenteval.Fail, Weight: 1, DurationMS: 4, Scores: []agenteval.Score{
-				{Name: "rubrics", Type: "rubrics", Score: 0, Verdict: agenteval.Fail, Weight: 1, Reason: "the time is not confirmed"},
+			{Name: "turn-2", Type: "turn", Score: 0, Verdict: agenteval.VerdictFail, Weight: 1, DurationMS: 4, Scores: []agenteval.Score{
+				{Name: "rubrics", Type: "rubrics", Score: 0, Verdict: agenteval.VerdictFail, Weight: 1, Reason: "the time is not confirmed"},
 			}},
-			{Name: "conversation", Type: "conversation", Score: 0, Verdict: agenteval.Error, Weight: 1, Scores: []agenteval.Score{
-				{Name: "goal", Type: "agent_goal_accuracy", Verdict: agenteval.Error, Weight: 1, Reason: "judge: 401 with key sk-live-abcdef123456"},
+			{Name: "conversation", Type: "conversation", Score: 0, Verdict: agenteval.VerdictError, Weight: 1, Scores: []agenteval.Score{
+				{Name: "goal", Type: "agent_goal_accuracy", Verdict: agenteval.VerdictError, Weight: 1, Reason: "judge: 401 with key sk-live-abcdef123456"},
 			}},
 		},
 	}
-	single := &agenteval.Result{TestID: "greet", Suite: "restaurant", Score: 1, Verdict: agenteval.Pass, ExecutionStatus: agenteval.StatusOK,
-		Scores: []agenteval.Score{{Name: "icontains", Type: "icontains", Score: 1, Verdict: agenteval.Pass, Weight: 1}}}
+	single := &agenteval.Result{TestID: "greet", Suite: "restaurant", Score: 1, Verdict: agenteval.VerdictPass, ExecutionStatus: agenteval.StatusOK,
+		Scores: []agenteval.Score{{Name: "icontains", Type: "icontains", Score: 1, Verdict: agenteval.VerdictPass, Weight: 1}}}
 	for _, r := range []*agenteval.Result{conv, single} {
 		if err := e.Write(r); err != nil {
 			t.Fatal(err)
@@ -205,7 +205,7 @@ func TestExportUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Write(&agenteval.Result{TestID: "t", Verdict: agenteval.Pass})
+	e.Write(&agenteval.Result{TestID: "t", Verdict: agenteval.VerdictPass})
 	if err := e.Close(nil); err == nil || !strings.Contains(err.Error(), "otel export") {
 		t.Fatalf("Close = %v, want an export error", err)
 	}

@@ -133,7 +133,7 @@ func ParseSpec(spec string) (Config, error) {
 	p = strings.ToLower(p)
 	a, base, ok := lookup(p)
 	if !ok {
-		return Config{}, fmt.Errorf("unknown provider %q in %q; known providers: %s", p, spec, strings.Join(Names(), ", "))
+		return Config{}, unknownProvider(p, spec)
 	}
 	cfg := Config{Provider: p, Model: model}
 	if a.baseEnv != "" {
@@ -159,6 +159,26 @@ func ParseSpec(spec string) (Config, error) {
 	return cfg, nil
 }
 
+// adapterPackages are the adapters this module ships, by provider name: a
+// program links only those it imports.
+var adapterPackages = map[string]string{
+	"openai":    "github.com/agenteval/agenteval/provider/openai",
+	"ollama":    "github.com/agenteval/agenteval/provider/openai",
+	"anthropic": "github.com/agenteval/agenteval/provider/anthropic",
+	"gemini":    "github.com/agenteval/agenteval/provider/gemini",
+}
+
+func unknownProvider(p, spec string) error {
+	if pkg, ok := adapterPackages[p]; ok {
+		return fmt.Errorf("provider %q in %q is not linked into this program; add import _ %q", p, spec, pkg)
+	}
+	known := Names()
+	if len(known) == 0 {
+		return fmt.Errorf("unknown provider %q in %q, and no provider is linked into this program; import one, such as _ %q", p, spec, adapterPackages["openai"])
+	}
+	return fmt.Errorf("unknown provider %q in %q; known providers: %s", p, spec, strings.Join(known, ", "))
+}
+
 func ensureScheme(host string) string {
 	if strings.HasPrefix(host, "http://") || strings.HasPrefix(host, "https://") {
 		return host
@@ -172,7 +192,7 @@ func ensureScheme(host string) string {
 func Open(cfg Config) (agenteval.Model, error) {
 	a, base, ok := lookup(cfg.Provider)
 	if !ok {
-		return nil, fmt.Errorf("unknown provider %q; known providers: %s", cfg.Provider, strings.Join(Names(), ", "))
+		return nil, unknownProvider(cfg.Provider, cfg.String())
 	}
 	if cfg.APIKey == "" && !a.keyOptional && !base.keyOptional && cfg.BaseURL == "" {
 		return nil, fmt.Errorf("%s needs an API key: set %s in the environment (or point %s at an OpenAI-compatible server that needs none)", cfg.Provider, cfg.APIKeyEnv, baseEnvOf(a, base))

@@ -82,8 +82,8 @@ func TestPrices(t *testing.T) {
 func TestRedact(t *testing.T) {
 	t.Setenv("MY_SERVICE_API_KEY", "abcdef123456")
 	redact.Reload()
-	AddSecret("sk-live-0123456789")
-	AddSecret("short")
+	redact.Add("sk-live-0123456789")
+	redact.Add("short")
 	got := Redact("key sk-live-0123456789 and abcdef123456 but short stays")
 	if got != "key [REDACTED] and [REDACTED] but short stays" {
 		t.Errorf("Redact = %q", got)

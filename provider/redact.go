@@ -2,11 +2,6 @@ package provider
 
 import "github.com/agenteval/agenteval/internal/redact"
 
-// AddSecret makes Redact hide s (and, for "Bearer s", s alone). Values
-// shorter than 8 characters are ignored: hiding them would mangle ordinary
-// text.
-func AddSecret(s string) { redact.Add(s) }
-
 // Redact replaces every known secret in s with [REDACTED]: the values of
 // environment variables whose names mark them as secrets (*_API_KEY,
 // *_TOKEN, *SECRET*, *_KEY, ...), every key a model was opened with, and

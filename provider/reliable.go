@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/redact"
 	"github.com/cenkalti/backoff/v5"
 	"golang.org/x/time/rate"
 )
@@ -52,7 +53,7 @@ var (
 )
 
 func newReliable(cfg Config, raw agenteval.Model) *reliable {
-	AddSecret(cfg.APIKey)
+	redact.Add(cfg.APIKey)
 	key := cfg.Provider + "|" + cfg.BaseURL
 	limitsMu.Lock()
 	defer limitsMu.Unlock()

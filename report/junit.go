@@ -54,11 +54,11 @@ func (j *junitWriter) Write(r *agenteval.Result) error {
 		c.passAtK, _ = testPassAtK(r)
 	}
 	switch r.Verdict {
-	case agenteval.Pass:
+	case agenteval.VerdictPass:
 		c.status = "pass"
-	case agenteval.Skip:
+	case agenteval.VerdictSkip:
 		c.status, c.message = "skip", r.Error
-	case agenteval.Error:
+	case agenteval.VerdictError:
 		c.status, c.message, c.detail = "error", firstLine(r.Error), r.Error
 		if r.Error == "" {
 			var b strings.Builder
@@ -86,7 +86,7 @@ func (j *junitWriter) Write(r *agenteval.Result) error {
 }
 
 func writeFailures(b *strings.Builder, s agenteval.Score, indent string) {
-	if s.Verdict == agenteval.Pass {
+	if s.Verdict == agenteval.VerdictPass {
 		return
 	}
 	fmt.Fprintf(b, "%s%s %.3f %s: %s\n", indent, s.Name, s.Score, s.Verdict, s.Reason)

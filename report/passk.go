@@ -85,7 +85,7 @@ func trialCounts(r *agenteval.Result) (n, passed, errored int) {
 	case len(r.Trials) > 0:
 		for _, t := range r.Trials {
 			switch {
-			case t.Verdict == agenteval.Pass:
+			case t.Verdict == agenteval.VerdictPass:
 				passed++
 			case t.ExecutionStatus == agenteval.StatusExecutionError:
 				errored++
@@ -96,9 +96,9 @@ func trialCounts(r *agenteval.Result) (n, passed, errored int) {
 		// Results written without their trials still say c/n as pass@1.
 		n = len(r.PassAtK)
 		return n, int(math.Round(r.PassAtK[0].PassAtK * float64(n))), 0
-	case r.Verdict == agenteval.Skip || r.Verdict == "":
+	case r.Verdict == agenteval.VerdictSkip || r.Verdict == "":
 		return 0, 0, 0
-	case r.Verdict == agenteval.Pass:
+	case r.Verdict == agenteval.VerdictPass:
 		return 1, 1, 0
 	case r.ExecutionStatus == agenteval.StatusExecutionError:
 		return 1, 0, 1

@@ -40,13 +40,13 @@ type MetricSummary struct {
 func (s *Summary) Add(r *agenteval.Result) {
 	s.Total++
 	switch r.Verdict {
-	case agenteval.Pass:
+	case agenteval.VerdictPass:
 		s.Passed++
-	case agenteval.Fail:
+	case agenteval.VerdictFail:
 		s.Failed++
-	case agenteval.Error:
+	case agenteval.VerdictError:
 		s.Errored++
-	case agenteval.Skip:
+	case agenteval.VerdictSkip:
 		s.Skipped++
 	}
 	s.passAtK.add(r)
@@ -64,14 +64,14 @@ func (s *Summary) Add(r *agenteval.Result) {
 		s.Usage.Add(sc.Usage)
 		m.Usage.Add(sc.Usage)
 		switch sc.Verdict {
-		case agenteval.Error:
+		case agenteval.VerdictError:
 			m.Errors++
 			continue
-		case agenteval.Skip:
+		case agenteval.VerdictSkip:
 			continue
-		case agenteval.Pass:
+		case agenteval.VerdictPass:
 			m.Passed++
-		case agenteval.Fail:
+		case agenteval.VerdictFail:
 			m.Failed++
 		}
 		m.Count++
@@ -80,8 +80,8 @@ func (s *Summary) Add(r *agenteval.Result) {
 	}
 }
 
-// MetricNames lists the score names seen, sorted.
-func (s *Summary) MetricNames() []string {
+// metricNames lists the score names seen, sorted.
+func (s *Summary) metricNames() []string {
 	out := make([]string, 0, len(s.Metrics))
 	for n := range s.Metrics {
 		out = append(out, n)
@@ -110,16 +110,4 @@ func UsageLine(u agenteval.Usage) string {
 		s += ", cost unknown (no price for the model; see --prices)"
 	}
 	return s
-}
-
-// ExitCode is the CLI's exit status for a finished run: 3 when some test
-// ended in an execution error, 1 when some test failed, 0 otherwise.
-func (s *Summary) ExitCode() int {
-	switch {
-	case s.Errored > 0:
-		return 3
-	case s.Failed > 0:
-		return 1
-	}
-	return 0
 }

@@ -67,11 +67,11 @@ func (t *tableWriter) paint(color, s string) string {
 func (t *tableWriter) verdict(v agenteval.Verdict, width int) string {
 	text, color := string(v), ansiDim
 	switch v {
-	case agenteval.Pass:
+	case agenteval.VerdictPass:
 		text, color = "pass", ansiGreen
-	case agenteval.Fail:
+	case agenteval.VerdictFail:
 		text, color = "FAIL", ansiRed
-	case agenteval.Error:
+	case agenteval.VerdictError:
 		text, color = "ERROR", ansiYellow
 	}
 	return t.paint(color, text) + pad("", width-utf8.RuneCountInString(text))
@@ -136,17 +136,18 @@ func (t *tableWriter) Write(r *agenteval.Result) error {
 		b.WriteString(t.verdict(r.Verdict, 0))
 	}
 	fmt.Fprintln(t.bw, b.String())
-	if r.Verdict != agenteval.Pass && t.opt.Details > 0 {
+	if r.Verdict != agenteval.VerdictPass && t.opt.Details > 0 {
 		t.details(r)
 	}
+	t.injections(r)
 	return t.bw.Flush()
 }
 
 func cellFor(s agenteval.Score) string {
 	switch s.Verdict {
-	case agenteval.Error:
+	case agenteval.VerdictError:
 		return "error"
-	case agenteval.Skip:
+	case agenteval.VerdictSkip:
 		return "skip"
 	}
 	return fmt.Sprintf("%.3f", s.Score)
@@ -173,11 +174,11 @@ func (t *tableWriter) details(r *agenteval.Result) {
 		return
 	}
 	for _, s := range r.Scores {
-		if s.Verdict == agenteval.Pass || s.Verdict == agenteval.Skip {
+		if s.Verdict == agenteval.VerdictPass || s.Verdict == agenteval.VerdictSkip {
 			continue
 		}
 		mark := t.paint(ansiRed, "✗")
-		if s.Verdict == agenteval.Error {
+		if s.Verdict == agenteval.VerdictError {
 			mark = t.paint(ansiYellow, "!")
 		}
 		fmt.Fprintf(t.bw, "    %s %s %s: %s\n", mark, s.Name, cellFor(s), s.Reason)
@@ -224,7 +225,7 @@ func (t *tableWriter) Close(sum *Summary) error {
 	}
 	names := t.opt.Metrics
 	if len(names) == 0 && !t.opt.NoMetricSummary {
-		names = sum.MetricNames()
+		names = sum.metricNames()
 	}
 	w := 0
 	for _, n := range names {

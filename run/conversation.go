@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,129 +12,31 @@ import (
 	"github.com/agenteval/agenteval/grade"
 )
 
-// referenceCriterion is how a turn's expected_output is judged: folded into
-// the turn's rubric call, so a graded turn costs at most one judge call.
-const referenceCriterion = "The reply agrees in substance with the reference answer: it gives the same facts, recommendations and decisions (wording may differ)."
-
-// unit is the graders of one graded unit (a turn, or the whole test).
-type unit struct {
-	graders []grade.Spec
-}
-
-// plan holds a test's graders, built once and shared by its trials.
-type plan struct {
-	test         *agenteval.Test
-	turns        []builtUnit
-	conversation builtUnit // test-level assertions and the criteria fallback
-	single       builtUnit // graders of a single-exchange test
-	extras       []namedGrader
-}
-
-type builtUnit struct {
-	graders []namedGrader
-}
-
-type namedGrader struct {
-	name   string
-	typ    string
-	grader agenteval.Grader
-}
-
-// planTest builds a test's graders. A unit's string assertions, and its
-// expected_output, become one rubrics grader (one judge call); typed
-// assertions become their own graders.
-func (r *suiteRunner) planTest(t *agenteval.Test) (*plan, error) {
-	p := &plan{test: t}
-	build := func(list []agenteval.AssertionSpec, reference string, extraCriteria []string) (builtUnit, error) {
-		var u builtUnit
-		var criteria []any
-		for _, a := range list {
-			if a.Type == "" {
-				criteria = append(criteria, a.Criterion)
-			}
-		}
-		if reference != "" {
-			criteria = append(criteria, map[string]any{"id": "expected_output", "outcome": referenceCriterion})
-		}
-		for _, c := range extraCriteria {
-			criteria = append(criteria, map[string]any{"id": "criteria", "outcome": c})
-		}
-		if len(criteria) > 0 {
-			g, err := grade.New(grade.Spec{Type: "rubrics", Name: "rubrics", Judge: r.opt.Judge, Dir: r.dir, Params: map[string]any{"criteria": criteria}})
-			if err != nil {
-				return u, err
-			}
-			u.graders = append(u.graders, namedGrader{"rubrics", "rubrics", g})
-		}
-		for _, a := range list {
-			if a.Type == "" {
-				continue
-			}
-			spec := grade.FromAssertion(a)
-			spec.Judge, spec.Dir = r.opt.Judge, r.dir
-			if spec.Threshold == nil {
-				th := r.threshold(t)
-				spec.Threshold = &th
-			}
-			g, err := grade.New(spec)
-			if err != nil {
-				return u, a.Pos.Errorf(err.Error())
-			}
-			name := spec.Name
-			if name == "" {
-				name, _ = grade.Normalize(a.Type)
-			}
-			u.graders = append(u.graders, namedGrader{name, spec.Type, g})
-		}
-		return u, nil
+// planTest builds a test's graders with the judge and the test's
+// threshold. The suite loader has built the same plan once to check the
+// file; a Go caller's hand-made test that does not plan gets an
+// execution_error.
+func (r *suiteRunner) planTest(t *agenteval.Test) (*grade.Plan, error) {
+	p, errs := grade.NewPlan(t, grade.PlanOptions{Judge: r.opt.Judge, Dir: r.dir, Threshold: r.threshold(t)})
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
-	hasOwn := len(t.Assertions) > 0
-	for _, tr := range t.Turns {
-		hasOwn = hasOwn || len(tr.Assertions) > 0
+	if use, needs := p.NeedsJudge(); needs && r.opt.Judge == nil {
+		return nil, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades, and no judge is configured", t.ID, use.What))
 	}
-	var fallback []string
-	if t.Criteria != "" && !hasOwn {
-		fallback = []string{t.Criteria}
-	}
-	var err error
-	if p.extras, err = r.planExtras(t); err != nil {
-		return nil, err
-	}
-	if !t.Conversation {
-		p.single, err = build(t.Assertions, t.ExpectedOutput, fallback)
-		return p, err
-	}
-	if t.User != nil {
-		p.conversation, err = build(t.Assertions, "", fallback)
-		return p, err
-	}
-	for _, tr := range t.Turns {
-		u, err := build(tr.Assertions, tr.ExpectedOutput, nil)
-		if err != nil {
-			return nil, err
-		}
-		p.turns = append(p.turns, u)
-	}
-	p.conversation, err = build(t.Assertions, "", fallback)
-	return p, err
+	return p, nil
 }
 
 // gradeUnit runs a unit's graders and combines them into one score. A unit
 // with nothing to grade scores 1 (the seed's rule).
-func (r *suiteRunner) gradeUnit(ctx context.Context, name string, u builtUnit, in *agenteval.GradeInput, threshold float64) agenteval.Score {
+func (r *suiteRunner) gradeUnit(ctx context.Context, name string, u grade.Unit, in *agenteval.GradeInput, threshold float64) agenteval.Score {
 	start := time.Now()
-	if len(u.graders) == 0 {
-		return agenteval.Score{Name: name, Type: "none", Score: 1, Verdict: agenteval.Pass, Weight: 1, Reason: "nothing to grade: no assertions and no expected_output"}
+	if len(u.Graders) == 0 {
+		return agenteval.Score{Name: name, Type: "none", Score: 1, Verdict: agenteval.VerdictPass, Weight: 1, Reason: "nothing to grade: no assertions and no expected_output"}
 	}
-	scores := make([]agenteval.Score, len(u.graders))
-	for i, g := range u.graders {
-		s, err := g.grader.Grade(ctx, in)
-		if err != nil && s.Verdict != agenteval.Error {
-			s = agenteval.Score{Verdict: agenteval.Error, Weight: 1, Reason: err.Error()}
-		}
-		if s.Name == "" {
-			s.Name = g.name
-		}
+	scores := make([]agenteval.Score, len(u.Graders))
+	for i, g := range u.Graders {
+		s, err := grade.Run(ctx, g.Grader, g.Name, g.Type, in)
 		r.fatalFrom(err)
 		scores[i] = s
 	}
@@ -148,7 +51,7 @@ func (r *suiteRunner) gradeUnit(ctx context.Context, name string, u builtUnit, i
 			}
 			out.Usage.Add(s.Usage)
 		}
-		if s.Verdict != agenteval.Pass {
+		if s.Verdict != agenteval.VerdictPass {
 			reasons = append(reasons, s.Name+": "+s.Reason)
 		}
 	}
@@ -193,14 +96,14 @@ func window(c agenteval.Conversation, n int) agenteval.Conversation {
 // runTrial runs one conversation (or single exchange) of a test and grades
 // it. Grading a turn runs while the agent answers the next turn, unless
 // on_turn_failure: stop needs the verdict first.
-func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release func()) agenteval.Trial {
-	t := p.test
+func (r *suiteRunner) runTrial(ctx context.Context, p *grade.Plan, trial int, release func()) agenteval.Trial {
+	t := p.Test
 	start := time.Now()
 	threshold := r.threshold(t)
 	sess := r.newSession(ctx, t, trial)
 	res := agenteval.Trial{Trial: trial}
 
-	if !t.Conversation {
+	if t.Mode != agenteval.ModeConversation {
 		reply, ms, err := sess.call(1)
 		sess.close()
 		release()
@@ -208,22 +111,22 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release 
 		res.Output = history
 		if err != nil {
 			res.Error = "agent: " + err.Error()
-			res.Scores = []agenteval.Score{{Name: "agent", Type: "agent", Verdict: agenteval.Error, Weight: 1, Reason: err.Error()}}
+			res.Scores = []agenteval.Score{{Name: "agent", Type: "agent", Verdict: agenteval.VerdictError, Weight: 1, Reason: err.Error()}}
 		} else {
 			in := r.input(t, history, reply, t.ExpectedOutput, ms, sess.usage, 1, 1)
-			s := r.gradeUnit(ctx, "", p.single, in, threshold)
+			s := r.gradeUnit(ctx, "", p.Whole, in, threshold)
 			if s.Scores != nil {
 				res.Scores = s.Scores
-			} else if len(p.single.graders) > 0 {
-				s.Name = p.single.graders[0].name
+			} else if len(p.Whole.Graders) > 0 {
+				s.Name = p.Whole.Graders[0].Name
 				res.Scores = []agenteval.Score{s}
 			} else {
 				res.Scores = []agenteval.Score{}
 			}
-			if len(p.extras) > 0 {
+			if len(p.Extras) > 0 {
 				// The exchange as one turn: the user's message and the reply.
 				in := r.input(t, history, withoutSystem(history), "", ms, sess.usage, 0, 1)
-				res.Scores = append(res.Scores, r.gradeExtras(ctx, p.extras, nil, in)...)
+				res.Scores = append(res.Scores, r.gradeExtras(ctx, p.Extras, nil, in)...)
 			}
 		}
 		return r.finishTrial(res, t, threshold, sess.usage, sess.ms, start)
@@ -232,7 +135,7 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release 
 	if t.User != nil {
 		return r.runSimulated(ctx, p, sess, release)
 	}
-	trackers := startTrackers(p.extras)
+	trackers := startTrackers(p.Extras)
 	scores := make([]agenteval.Score, len(t.Turns))
 	var wg sync.WaitGroup
 	stopped := -1
@@ -241,7 +144,7 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release 
 		reply, ms, err := sess.call(k + 1)
 		history := sess.history
 		if err != nil {
-			scores[k] = agenteval.Score{Name: fmt.Sprintf("turn-%d", k+1), Type: "agent", Verdict: agenteval.Error, Weight: 1, Reason: "agent: " + err.Error()}
+			scores[k] = agenteval.Score{Name: fmt.Sprintf("turn-%d", k+1), Type: "agent", Verdict: agenteval.VerdictError, Weight: 1, Reason: "agent: " + err.Error()}
 			res.Error = fmt.Sprintf("turn %d: agent: %v", k+1, err)
 			stopped = k
 			break
@@ -249,11 +152,10 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release 
 		observe(ctx, trackers, r.input(t, history, history[len(t.Input):], "", ms, sess.usage, k+1, k+1))
 		in := r.input(t, window(history, t.WindowSize), reply, turn.ExpectedOutput, ms, sess.usage, k+1, k+1)
 		name := fmt.Sprintf("turn-%d", k+1)
-		u := p.turns[k]
+		u := p.Turns[k]
 		if t.StopOnFailure {
 			scores[k] = r.gradeUnit(ctx, name, u, in, threshold)
-			r.events(Event{Kind: EventTurnGraded, TestID: t.ID, Trial: trial, Turn: k + 1, Score: &scores[k]})
-			if scores[k].Verdict != agenteval.Pass {
+			if scores[k].Verdict != agenteval.VerdictPass {
 				stopped = k
 				break
 			}
@@ -263,7 +165,6 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release 
 		go func(k int) {
 			defer wg.Done()
 			scores[k] = r.gradeUnit(ctx, name, u, in, threshold)
-			r.events(Event{Kind: EventTurnGraded, TestID: t.ID, Trial: trial, Turn: k + 1, Score: &scores[k]})
 		}(k)
 	}
 	sess.close()
@@ -275,7 +176,7 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release 
 			why = fmt.Sprintf("skipped: the agent failed on turn %d, so the conversation could not go on", stopped+1)
 		}
 		for k := stopped + 1; k < len(t.Turns); k++ {
-			scores[k] = agenteval.Score{Name: fmt.Sprintf("turn-%d", k+1), Type: "skip", Verdict: agenteval.Skip, Score: 0, Weight: 1, Reason: why}
+			scores[k] = agenteval.Score{Name: fmt.Sprintf("turn-%d", k+1), Type: "skip", Verdict: agenteval.VerdictSkip, Score: 0, Weight: 1, Reason: why}
 		}
 	}
 	history := sess.history
@@ -287,10 +188,10 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *plan, trial int, release 
 	if res.Error == "" {
 		whole := history[len(t.Input):]
 		in := r.input(t, history, whole, "", sess.ms, sess.usage, 0, len(t.Turns))
-		if len(p.conversation.graders) > 0 {
-			scores = append(scores, r.gradeUnit(ctx, "conversation", p.conversation, in, threshold))
+		if len(p.Whole.Graders) > 0 {
+			scores = append(scores, r.gradeUnit(ctx, "conversation", p.Whole, in, threshold))
 		}
-		scores = append(scores, r.gradeExtras(ctx, p.extras, trackers, in)...)
+		scores = append(scores, r.gradeExtras(ctx, p.Extras, trackers, in)...)
 	}
 	res.Scores = scores
 	return r.finishTrial(res, t, threshold, usage, sess.ms, start)
@@ -317,7 +218,6 @@ func (r *suiteRunner) newSession(ctx context.Context, t *agenteval.Test, trial i
 // call sends the history to the agent for turn k, adds its reply to the
 // history, and returns the reply and how long it took.
 func (s *session) call(k int) (agenteval.Conversation, float64, error) {
-	s.r.events(Event{Kind: EventTurnStart, TestID: s.test.ID, Trial: s.trial, Turn: k})
 	t0 := time.Now()
 	resp, err := s.r.opt.Agent.Respond(s.ctx, &agenteval.AgentRequest{ConversationID: s.id, Turn: k, Messages: append(agenteval.Conversation(nil), s.history...)})
 	ms := float64(time.Since(t0).Microseconds()) / 1000
@@ -381,69 +281,40 @@ func (r *suiteRunner) finishTrial(res agenteval.Trial, t *agenteval.Test, thresh
 	for _, s := range res.Scores {
 		usage.Add(s.Usage)
 		switch s.Verdict {
-		case agenteval.Error:
+		case agenteval.VerdictError:
 			errored = true
 			if !strings.HasPrefix(s.Reason, "agent: ") || res.Error == "" {
 				errs = append(errs, s.Name+": "+s.Reason)
 			}
 			continue
-		case agenteval.Skip:
+		case agenteval.VerdictSkip:
 			vals = append(vals, 0)
 			continue
 		}
-		if !t.Conversation || s.Weight == 0 {
+		if t.Mode != agenteval.ModeConversation || s.Weight == 0 {
 			continue
 		}
 		vals = append(vals, s.Score)
 	}
-	if !t.Conversation {
+	if t.Mode != agenteval.ModeConversation {
 		res.Score, res.Verdict = agenteval.Combine(res.Scores, threshold)
 		if len(res.Scores) == 0 && !errored {
-			res.Score, res.Verdict = 1, agenteval.Pass
+			res.Score, res.Verdict = 1, agenteval.VerdictPass
 		}
 	} else {
-		res.Score = aggregate(t.Aggregation, vals)
+		res.Score = t.Aggregation.Reduce(vals)
 		res.Verdict = agenteval.VerdictFor(res.Score, threshold)
 	}
 	if res.Error == "" && len(errs) > 0 {
 		res.Error = strings.Join(errs, "\n")
 	}
-	switch {
-	case errored:
-		res.Verdict, res.ExecutionStatus = agenteval.Error, agenteval.StatusExecutionError
-	case res.Verdict == agenteval.Pass:
-		res.ExecutionStatus = agenteval.StatusOK
-	default:
-		res.ExecutionStatus = agenteval.StatusQualityFailure
+	if errored {
+		res.Verdict = agenteval.VerdictError
 	}
+	res.ExecutionStatus = agenteval.StatusOf(res.Verdict)
 	if !usage.IsZero() {
 		res.Usage = &usage
 	}
 	res.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	return res
-}
-
-func aggregate(how string, vals []float64) float64 {
-	if len(vals) == 0 {
-		return 1
-	}
-	switch how {
-	case agenteval.AggregateMin:
-		m := vals[0]
-		for _, v := range vals[1:] {
-			m = min(m, v)
-		}
-		return m
-	case agenteval.AggregateMax:
-		m := vals[0]
-		for _, v := range vals[1:] {
-			m = max(m, v)
-		}
-		return m
-	}
-	sum := 0.0
-	for _, v := range vals {
-		sum += v
-	}
-	return sum / float64(len(vals))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/dataset"
 	"github.com/agenteval/agenteval/grade"
 	"github.com/agenteval/agenteval/internal/fakellm"
@@ -43,12 +44,12 @@ func BenchmarkJudgeThroughput(b *testing.B) {
 	for _, name := range metrics {
 		b.Run(name, func(b *testing.B) {
 			cacheDir := b.TempDir()
-			j := &judge.Judge{Model: m, Name: "openai:gpt-4o-mini", Cache: &judge.Cache{Dir: cacheDir}}
+			j := &judge.Judge{Model: m, Name: "openai:gpt-4o-mini"}
 			var params map[string]any
 			if name == "rubrics" {
 				params = map[string]any{"criteria": []any{"The assistant confirms the booking."}}
 			}
-			g, err := grade.New(grade.Spec{Type: name, Judge: j, Params: params})
+			g, err := grade.New(grade.Spec{Type: name, Judge: j, Options: params})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -58,7 +59,7 @@ func BenchmarkJudgeThroughput(b *testing.B) {
 				n := 0
 				err := ScoreDataset(context.Background(), dataset.NewReader(bytes.NewReader(data), "load.jsonl"), []Metric{{Name: name, Grader: g}},
 					ScoreOptions{Concurrency: jobs}, func(r *agenteval.Result) error {
-						if r.Verdict == agenteval.Error {
+						if r.Verdict == agenteval.VerdictError {
 							return fmt.Errorf("%s: %s", r.TestID, r.Error)
 						}
 						n++
@@ -75,9 +76,9 @@ func BenchmarkJudgeThroughput(b *testing.B) {
 			for b.Loop() {
 				// Counted without the cache: the fake's identical answers would
 				// otherwise make later samples' identical calls cache hits.
-				j.Cache = nil
+				j.Model = m
 				calls, wall := score()
-				j.Cache = &judge.Cache{Dir: cacheDir}
+				j.Model = cache.Wrap(m, j.Name, &cache.Store{Dir: cacheDir})
 				os.RemoveAll(cacheDir)
 				score()
 				perSample := float64(calls) / 200

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/agent"
 	"github.com/agenteval/agenteval/internal/fakellm"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/suite"
-	"github.com/agenteval/agenteval/target"
 )
 
 // loadSuite200 is the DESIGN workload: conversations of 4 turns, each turn
@@ -58,7 +58,7 @@ func BenchmarkConversations(b *testing.B) {
 				b.Fatal(err)
 			}
 			s := loadSuiteN(b, 200)
-			agent := &target.ModelAgent{Model: m}
+			agent := &agent.ToolLoop{Model: m}
 			j := &judge.Judge{Model: m, Name: "openai:gpt-4o-mini"}
 			for b.Loop() {
 				before := srv.Calls()
@@ -66,7 +66,7 @@ func BenchmarkConversations(b *testing.B) {
 				begin := time.Now()
 				n := 0
 				err := RunSuite(context.Background(), s, Options{Agent: agent, Judge: j, Concurrency: 20}, func(r *agenteval.Result) error {
-					if r.Verdict != agenteval.Pass {
+					if r.Verdict != agenteval.VerdictPass {
 						return fmt.Errorf("%s: %s %s", r.TestID, r.Verdict, r.Error)
 					}
 					n++

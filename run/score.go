@@ -13,6 +13,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/dataset"
+	"github.com/agenteval/agenteval/grade"
 )
 
 // Metric is a grader under the name its scores carry.
@@ -190,14 +191,9 @@ func ScoreDataset(ctx context.Context, src RowSource, metrics []Metric, opt Scor
 	return context.Cause(ctx)
 }
 
-// ScoreRow grades one decoded row with every metric.
-func ScoreRow(ctx context.Context, row *dataset.Row, metrics []Metric, threshold float64, suite string) *agenteval.Result {
-	res, _ := scoreRow(ctx, row, metrics, threshold, suite)
-	return res
-}
-
-// scoreRow is ScoreRow that also returns the first *agenteval.FatalError a
-// grader hit, so the run can stop instead of repeating it for every row.
+// scoreRow grades one decoded row with every metric. It also returns the
+// first *agenteval.FatalError a grader hit, so the run can stop instead of
+// repeating it for every row.
 func scoreRow(ctx context.Context, row *dataset.Row, metrics []Metric, threshold float64, suite string) (*agenteval.Result, error) {
 	start := time.Now()
 	res := &agenteval.Result{TestID: row.TestID(), Suite: suite}
@@ -206,8 +202,8 @@ func scoreRow(ctx context.Context, row *dataset.Row, metrics []Metric, threshold
 		for i, e := range row.Errors {
 			msgs[i] = e.Error()
 		}
-		res.Verdict = agenteval.Error
-		res.ExecutionStatus = agenteval.StatusExecutionError
+		res.Verdict = agenteval.VerdictError
+		res.ExecutionStatus = agenteval.StatusOf(res.Verdict)
 		res.Error = "invalid row: " + strings.Join(msgs, "\n")
 		res.Scores = []agenteval.Score{}
 		return res, nil
@@ -218,12 +214,12 @@ func scoreRow(ctx context.Context, row *dataset.Row, metrics []Metric, threshold
 	var errs []string
 	var fatal error
 	for _, m := range metrics {
-		s, err := gradeOne(ctx, m, in)
+		s, err := grade.Run(ctx, m.Grader, m.Name, m.Name, in)
 		var fe *agenteval.FatalError
 		if fatal == nil && errors.As(err, &fe) {
 			fatal = fe
 		}
-		if s.Verdict == agenteval.Error {
+		if s.Verdict == agenteval.VerdictError {
 			errs = append(errs, fmt.Sprintf("%s: %s", s.Name, s.Reason))
 		}
 		if !s.Usage.IsZero() {
@@ -235,37 +231,10 @@ func scoreRow(ctx context.Context, row *dataset.Row, metrics []Metric, threshold
 		res.Scores = append(res.Scores, s)
 	}
 	res.Score, res.Verdict = agenteval.Combine(res.Scores, threshold)
-	switch {
-	case len(errs) > 0:
-		res.ExecutionStatus = agenteval.StatusExecutionError
+	if len(errs) > 0 {
 		res.Error = strings.Join(errs, "\n")
-	case res.Verdict == agenteval.Fail:
-		res.ExecutionStatus = agenteval.StatusQualityFailure
-	default:
-		res.ExecutionStatus = agenteval.StatusOK
 	}
+	res.ExecutionStatus = agenteval.StatusOf(res.Verdict)
 	res.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	return res, fatal
-}
-
-// gradeOne runs one grader, turning an error or a panic into an error score
-// so that one broken metric never costs the row its other scores. The error
-// is returned too, so that fatal ones can stop the run.
-func gradeOne(ctx context.Context, m Metric, in *agenteval.GradeInput) (s agenteval.Score, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			s = agenteval.Score{Name: m.Name, Verdict: agenteval.Error, Weight: 1, Reason: fmt.Sprintf("grader panicked: %v", r)}
-		}
-	}()
-	s, err = m.Grader.Grade(ctx, in)
-	if err != nil && s.Verdict != agenteval.Error {
-		s = agenteval.Score{Verdict: agenteval.Error, Weight: 1, Reason: err.Error()}
-	}
-	if s.Name == "" {
-		s.Name = m.Name
-	}
-	if s.Type == "" {
-		s.Type = m.Name
-	}
-	return s, err
 }

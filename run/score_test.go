@@ -32,7 +32,7 @@ var slowGrader = agenteval.GraderFunc(func(ctx context.Context, in *agenteval.Gr
 	if n%7 == 1 {
 		time.Sleep(2 * time.Millisecond)
 	}
-	return agenteval.Score{Name: "slow", Score: 1, Verdict: agenteval.Pass, Weight: 1}, nil
+	return agenteval.Score{Name: "slow", Score: 1, Verdict: agenteval.VerdictPass, Weight: 1}, nil
 })
 
 func TestScoreDatasetKeepsInputOrder(t *testing.T) {
@@ -44,10 +44,10 @@ func TestScoreDatasetKeepsInputOrder(t *testing.T) {
 		OnProblem:   func(pe *agenteval.PosError, warning bool) { problems = append(problems, pe.Error()) },
 	}, func(r *agenteval.Result) error {
 		ids = append(ids, r.TestID)
-		if r.TestID == "r5" && (r.Verdict != agenteval.Error || r.ExecutionStatus != agenteval.StatusExecutionError || !strings.Contains(r.Error, "robot")) {
+		if r.TestID == "r5" && (r.Verdict != agenteval.VerdictError || r.ExecutionStatus != agenteval.StatusExecutionError || !strings.Contains(r.Error, "robot")) {
 			t.Errorf("bad row result = %+v", r)
 		}
-		if r.TestID == "r6" && (r.Verdict != agenteval.Pass || r.Score != 1) {
+		if r.TestID == "r6" && (r.Verdict != agenteval.VerdictPass || r.Score != 1) {
 			t.Errorf("good row result = %+v", r)
 		}
 		return nil
@@ -85,13 +85,13 @@ func TestScoreDatasetErrorsAndPanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := got[0]
-	if len(r.Scores) != 3 || r.Scores[0].Verdict != agenteval.Pass || r.Scores[1].Verdict != agenteval.Error || r.Scores[2].Verdict != agenteval.Error {
+	if len(r.Scores) != 3 || r.Scores[0].Verdict != agenteval.VerdictPass || r.Scores[1].Verdict != agenteval.VerdictError || r.Scores[2].Verdict != agenteval.VerdictError {
 		t.Fatalf("scores = %+v", r.Scores)
 	}
 	if r.Scores[1].Name != "down" || r.Scores[1].Reason != "judge unreachable" || !strings.Contains(r.Scores[2].Reason, "panicked: boom") {
 		t.Errorf("error scores = %+v", r.Scores[1:])
 	}
-	if r.ExecutionStatus != agenteval.StatusExecutionError || r.Verdict != agenteval.Error || !strings.Contains(r.Error, "down: judge unreachable") {
+	if r.ExecutionStatus != agenteval.StatusExecutionError || r.Verdict != agenteval.VerdictError || !strings.Contains(r.Error, "down: judge unreachable") {
 		t.Errorf("result = %+v", r)
 	}
 }

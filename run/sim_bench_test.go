@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/agent"
 	"github.com/agenteval/agenteval/internal/fakellm"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/suite"
-	"github.com/agenteval/agenteval/target"
 )
 
 // simSuite is issue 6's workload: n simulated conversations of 6 turns,
@@ -71,7 +71,7 @@ func BenchmarkSimulated(b *testing.B) {
 		b.Fatal(err)
 	}
 	s := simSuite(b, convs)
-	agent := &target.ModelAgent{Model: m}
+	agent := &agent.ToolLoop{Model: m}
 	j := &judge.Judge{Model: m, Name: "openai:gpt-4o-mini"}
 	for b.Loop() {
 		srv.Reset()

@@ -13,7 +13,7 @@ import (
 // simulatedUser builds the user that drives a test: its own user.model,
 // else the run's simulator, else the judge's model.
 func (r *suiteRunner) simulatedUser(t *agenteval.Test) (*simulate.User, error) {
-	u := &simulate.User{Spec: *t.User, Cache: r.opt.SimulatorCache}
+	u := &simulate.User{Spec: *t.User}
 	switch {
 	case t.User.Model != "":
 		m, err := r.openModel(t.User.Model)
@@ -29,9 +29,7 @@ func (r *suiteRunner) simulatedUser(t *agenteval.Test) (*simulate.User, error) {
 		return nil, fmt.Errorf("test %q has a simulated user (user:) and no model to play it; pass --simulator provider:model or --judge, or set user.model", t.ID)
 	}
 	if u.Name == "" {
-		// The name keys the cache: two unnamed models must not share
-		// replies.
-		u.Name, u.Cache = fmt.Sprintf("unnamed %T", u.Model), nil
+		u.Name = fmt.Sprintf("unnamed %T", u.Model)
 	}
 	return u, nil
 }
@@ -66,8 +64,8 @@ type openedModel struct {
 // tracker judges the turn while the conversation goes on. The conversation
 // is graded as a whole at the end: its assertions, subgoals, expected tool
 // calls, and the simulated user's own fidelity.
-func (r *suiteRunner) runSimulated(ctx context.Context, p *plan, sess *session, release func()) agenteval.Trial {
-	t, trial := p.test, sess.trial
+func (r *suiteRunner) runSimulated(ctx context.Context, p *grade.Plan, sess *session, release func()) agenteval.Trial {
+	t, trial := p.Test, sess.trial
 	start := time.Now()
 	threshold := r.threshold(t)
 	res := agenteval.Trial{Trial: trial}
@@ -75,12 +73,12 @@ func (r *suiteRunner) runSimulated(ctx context.Context, p *plan, sess *session, 
 	if err != nil {
 		release()
 		res.Error = "simulated user: " + err.Error()
-		res.Scores = []agenteval.Score{{Name: "simulated_user", Type: "simulated_user", Verdict: agenteval.Error, Weight: 1, Reason: err.Error()}}
+		res.Scores = []agenteval.Score{{Name: "simulated_user", Type: "simulated_user", Verdict: agenteval.VerdictError, Weight: 1, Reason: err.Error()}}
 		return r.finishTrial(res, t, threshold, sess.usage, sess.ms, start)
 	}
 	sim := &agenteval.Simulation{Model: user.Name, Messages: []agenteval.SimulatedMessage{}}
 	var simUsage agenteval.Usage
-	trackers := startTrackers(p.extras)
+	trackers := startTrackers(p.Extras)
 	limit := t.User.MaxTurns
 	if limit <= 0 {
 		limit = agenteval.DefaultMaxTurns
@@ -167,10 +165,10 @@ func (r *suiteRunner) runSimulated(ctx context.Context, p *plan, sess *session, 
 	usage := sess.usage
 	if res.Error == "" {
 		in := r.simInput(t, sess.history, sim, sess.ms, sess.usage, 0)
-		if len(p.conversation.graders) > 0 {
-			res.Scores = append(res.Scores, r.gradeUnit(ctx, "conversation", p.conversation, in, threshold))
+		if len(p.Whole.Graders) > 0 {
+			res.Scores = append(res.Scores, r.gradeUnit(ctx, "conversation", p.Whole, in, threshold))
 		}
-		res.Scores = append(res.Scores, r.gradeExtras(ctx, p.extras, trackers, in)...)
+		res.Scores = append(res.Scores, r.gradeExtras(ctx, p.Extras, trackers, in)...)
 	} else {
 		r.drain(trackers, &usage)
 	}

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/fakellm"
-	"github.com/agenteval/agenteval/judge"
 )
 
 // simRequest reports whether a request is the simulated user's: it carries
@@ -345,17 +343,13 @@ func TestSimulatedRunFaults(t *testing.T) {
 	})
 }
 
-// TestUnnamedSimulatorIsNotCached: replies are cached under the model's
-// name, so a Go simulator without one is not cached at all.
-func TestUnnamedSimulatorIsNotCached(t *testing.T) {
+// TestUnnamedSimulator: a Go simulator without a name is recorded as
+// unnamed, with its type.
+func TestUnnamedSimulator(t *testing.T) {
 	j, srv := fakeJudge(t)
 	simSays(srv, "one", "###STOP###")
-	cache := &judge.Cache{Dir: t.TempDir()}
-	res := runAll(t, loadSuite(t, simulated), Options{Agent: &echo{}, Judge: j, Simulator: j.Model, SimulatorCache: cache})["sim"]
+	res := runAll(t, loadSuite(t, simulated), Options{Agent: &echo{}, Judge: j, Simulator: j.Model})["sim"]
 	if !strings.HasPrefix(res.Simulation.Model, "unnamed ") {
 		t.Errorf("model = %q", res.Simulation.Model)
-	}
-	if entries, _ := os.ReadDir(cache.Dir); len(entries) != 0 {
-		t.Errorf("an unnamed simulator's replies were cached: %v", entries)
 	}
 }

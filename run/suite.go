@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/grade"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/suite"
 )
@@ -32,9 +33,6 @@ type Options struct {
 	// Done lists tests already finished (from --resume), by id, with the
 	// status their dependents should see.
 	Done map[string]agenteval.ExecutionStatus
-	// OnEvent, when set, hears about progress. It is called from many
-	// goroutines and must not block.
-	OnEvent func(Event)
 
 	// Simulator plays simulated users (user: in a test) unless a test
 	// names its own model; nil means the judge's model plays them.
@@ -43,31 +41,7 @@ type Options struct {
 	// OpenModel opens a test's user.model (provider:model). Models are
 	// opened once per spec and shared.
 	OpenModel func(spec string) (agenteval.Model, error)
-	// SimulatorCache, when set, replays simulated users' replies to the
-	// same conversation (the CLI passes the judge cache).
-	SimulatorCache *judge.Cache
 }
-
-// Event is a progress notice.
-type Event struct {
-	Kind   EventKind
-	TestID string
-	Trial  int
-	Turn   int
-	Score  *agenteval.Score
-	Result *agenteval.Result
-}
-
-// EventKind says what happened.
-type EventKind int
-
-// The events of a run.
-const (
-	EventTestStart EventKind = iota
-	EventTurnStart
-	EventTurnGraded
-	EventTestDone
-)
 
 type suiteRunner struct {
 	s   *suite.Suite
@@ -80,12 +54,6 @@ type suiteRunner struct {
 
 	modelsMu sync.Mutex
 	models   map[string]openedModel // user.model specs, opened or not
-}
-
-func (r *suiteRunner) events(e Event) {
-	if r.opt.OnEvent != nil {
-		r.opt.OnEvent(e)
-	}
 }
 
 func (r *suiteRunner) setFatal(fe *agenteval.FatalError) {
@@ -178,7 +146,7 @@ type testState struct {
 	waiting    int      // dependencies not yet done
 	dependents []int    // tests waiting for this one
 	failedDeps []string // dependencies that ended in execution_error
-	plan       *plan
+	plan       *grade.Plan
 	planErr    error
 	trials     []agenteval.Trial
 	next       int // next trial to start
@@ -247,7 +215,6 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 	out := func(st *testState, res *agenteval.Result) {
 		remaining--
 		redactResult(res)
-		d.r.events(Event{Kind: EventTestDone, TestID: st.test.ID, Result: res})
 		if emitErr == nil {
 			if err := emit(res); err != nil {
 				emitErr = err
@@ -341,7 +308,6 @@ func (d *dispatcher) launch(ctx context.Context) {
 		}
 		if st.plan == nil && st.planErr == nil {
 			st.plan, st.planErr = d.r.planTest(st.test)
-			d.r.events(Event{Kind: EventTestStart, TestID: st.test.ID})
 		}
 		planErr, p := st.planErr, st.plan
 		trial := st.next + 1
@@ -364,12 +330,11 @@ func (d *dispatcher) launch(ctx context.Context) {
 				// ends its trial, not the run.
 				defer func() {
 					if v := recover(); v != nil {
-						tr = agenteval.Trial{Trial: trial, Verdict: agenteval.Error, ExecutionStatus: agenteval.StatusExecutionError, Scores: []agenteval.Score{},
-							Error: fmt.Sprintf("internal error: panic: %v", v)}
+						tr = errorTrial(trial, fmt.Sprintf("internal error: panic: %v", v))
 					}
 				}()
 				if planErr != nil {
-					tr = agenteval.Trial{Trial: trial, Verdict: agenteval.Error, ExecutionStatus: agenteval.StatusExecutionError, Scores: []agenteval.Score{}, Error: "graders: " + planErr.Error()}
+					tr = errorTrial(trial, "graders: "+planErr.Error())
 				} else {
 					tr = d.r.runTrial(ctx, p, trial, release)
 				}
@@ -378,6 +343,11 @@ func (d *dispatcher) launch(ctx context.Context) {
 			d.done <- trialDone{test: i, trial: tr}
 		}()
 	}
+}
+
+// errorTrial is a trial that could not run at all.
+func errorTrial(trial int, why string) agenteval.Trial {
+	return agenteval.Trial{Trial: trial, Verdict: agenteval.VerdictError, ExecutionStatus: agenteval.StatusExecutionError, Scores: []agenteval.Score{}, Error: why}
 }
 
 // result combines a finished test's trials and lets go of its graders.
@@ -416,13 +386,13 @@ func (d *dispatcher) finish(st *testState, status agenteval.ExecutionStatus) {
 // dependency ended in execution_error.
 func (r *suiteRunner) dependencyResult(t *agenteval.Test, failedDeps []string) *agenteval.Result {
 	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, Scores: []agenteval.Score{}}
-	if t.OnDependencyFailure == "fail" {
-		res.Verdict, res.ExecutionStatus = agenteval.Fail, agenteval.StatusQualityFailure
-		res.Error = fmt.Sprintf("failed because its dependency %v ended in execution_error (on_dependency_failure: fail)", failedDeps)
-		return res
-	}
-	res.Verdict, res.ExecutionStatus = agenteval.Skip, agenteval.StatusExecutionError
+	res.Verdict = agenteval.VerdictSkip
 	res.Error = fmt.Sprintf("skipped because its dependency %v ended in execution_error (on_dependency_failure: skip)", failedDeps)
+	if t.OnDependencyFailure == "fail" {
+		res.Verdict = agenteval.VerdictFail
+		res.Error = fmt.Sprintf("failed because its dependency %v ended in execution_error (on_dependency_failure: fail)", failedDeps)
+	}
+	res.ExecutionStatus = agenteval.StatusOf(res.Verdict)
 	return res
 }
 
@@ -458,7 +428,7 @@ func combineTrials(res *agenteval.Result, t *agenteval.Test, trials []agenteval.
 			continue
 		}
 		ok = append(ok, tr)
-		if tr.Verdict == agenteval.Pass {
+		if tr.Verdict == agenteval.VerdictPass {
 			passed++
 		}
 	}
@@ -468,41 +438,31 @@ func combineTrials(res *agenteval.Result, t *agenteval.Test, trials []agenteval.
 	res.PassAtK = agenteval.PassAtKFor(len(trials), passed)
 	if len(ok) == 0 {
 		first := trials[0]
-		res.Verdict, res.ExecutionStatus = agenteval.Error, agenteval.StatusExecutionError
+		res.Verdict = agenteval.VerdictError
+		res.ExecutionStatus = agenteval.StatusOf(res.Verdict)
 		res.Scores, res.Output, res.Simulation = first.Scores, first.Output, first.Simulation
 		res.Error = fmt.Sprintf("all %d trials failed to run: %s", len(trials), errs[0])
 		return
 	}
-	strategy := t.TrialStrategy
+	scores := make([]float64, len(ok))
+	for i, tr := range ok {
+		scores[i] = tr.Score
+	}
+	res.Score = t.TrialStrategy.Reduce(scores)
+	// The trial shown is the one whose score is the result (min, max,
+	// pass_at_k), else the first.
 	rep := ok[0]
-	switch strategy {
-	case agenteval.TrialsMin:
+	if t.TrialStrategy != agenteval.ReduceMean && t.TrialStrategy != "" {
 		for _, tr := range ok {
-			if tr.Score < rep.Score {
+			if tr.Score == res.Score {
 				rep = tr
+				break
 			}
 		}
-		res.Score = rep.Score
-	case agenteval.TrialsMax, agenteval.TrialsPassAtK:
-		for _, tr := range ok {
-			if tr.Score > rep.Score {
-				rep = tr
-			}
-		}
-		res.Score = rep.Score
-	default:
-		sum := 0.0
-		for _, tr := range ok {
-			sum += tr.Score
-		}
-		res.Score = sum / float64(len(ok))
 	}
 	res.Scores, res.Output, res.Simulation = rep.Scores, rep.Output, rep.Simulation
 	res.Verdict = agenteval.VerdictFor(res.Score, threshold)
-	res.ExecutionStatus = agenteval.StatusOK
-	if res.Verdict != agenteval.Pass {
-		res.ExecutionStatus = agenteval.StatusQualityFailure
-	}
+	res.ExecutionStatus = agenteval.StatusOf(res.Verdict)
 	if len(errs) > 0 {
 		res.Error = fmt.Sprintf("%d of %d trials failed to run and were left out: %s", len(errs), len(trials), errs[0])
 	}

@@ -5,18 +5,24 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
-	"sync"
-	"text/template"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/judge"
 )
 
 //go:embed prompt.txt
 var promptText string
 
-var prompt = template.Must(template.New("simulated_user").Option("missingkey=error").Parse(strings.TrimSpace(promptText)))
+var prompt = func() *judge.Template {
+	t, err := judge.ParseTemplate("simulated_user", promptText)
+	if err != nil {
+		panic(err) // the embedded prompt is ours; a test renders it
+	}
+	return t
+}()
 
 // opening is the first message the simulated user's model sees: in its
 // flipped view the agent speaks as the user, and the conversation has not
@@ -26,37 +32,15 @@ const opening = "(The chat window opens. Write your first message to the assista
 // emptyReply stands for an agent reply with no text in it.
 const emptyReply = "(The assistant's reply is empty.)"
 
-// cacheVersion changes when the meaning of cached replies changes.
-const cacheVersion = "simulated-user-v1"
-
-// PersonaText expands the persona keywords expert and novice (non-expert);
-// any other text is the persona as written.
-func PersonaText(p string) string {
-	switch strings.ToLower(strings.ReplaceAll(strings.TrimSpace(p), "_", "-")) {
-	case "expert":
-		return "An expert in this domain: uses the right terms, gives precise details when asked, expects the assistant to keep up, and has little patience for needless questions or explanations."
-	case "novice", "non-expert", "nonexpert", "beginner":
-		return "A newcomer to this domain: describes things in everyday words, sometimes vaguely, may not know the right terms or which details matter, and needs things explained."
-	}
-	return strings.TrimSpace(p)
-}
-
 // User is a simulated user.
 type User struct {
 	Model agenteval.Model
 	// Name is the model as provider:model, for records and the cache key.
 	Name string
 	Spec agenteval.SimulatedUser
-	// Cache, when set, replays replies to the same conversation, so that
-	// a rerun against a deterministic agent is deterministic too.
-	Cache *judge.Cache
 	// MaxRepairs is how many times an empty reply is asked again; 0 means
 	// 2, negative means none.
 	MaxRepairs int
-
-	once   sync.Once
-	system string
-	err    error
 }
 
 // Reply is the simulated user's next message.
@@ -69,31 +53,38 @@ type Reply struct {
 	Usage agenteval.Usage
 }
 
-// StopMarker is the marker in effect.
-func (u *User) StopMarker() string {
+// stopMarker is the marker in effect.
+func (u *User) stopMarker() string {
 	if s := strings.TrimSpace(u.Spec.Stop); s != "" {
 		return s
 	}
 	return agenteval.DefaultStopMarker
 }
 
-func (u *User) systemPrompt() (string, error) {
-	u.once.Do(func() {
-		var b strings.Builder
-		u.err = prompt.Execute(&b, map[string]string{
-			"Instruction": strings.TrimSpace(u.Spec.Instruction),
-			"Persona":     PersonaText(u.Spec.Persona),
-			"Stop":        u.StopMarker(),
-		})
-		u.system = b.String()
+func (u *User) systemPrompt(nonce string) (string, error) {
+	return prompt.Execute(nonce, map[string]string{
+		"Instruction": strings.TrimSpace(u.Spec.Instruction),
+		"Persona":     u.Spec.PersonaText(),
+		"Stop":        u.stopMarker(),
 	})
-	return u.system, u.err
 }
 
-// Flip renders a conversation from the simulated user's side: its own
+// quoteAgent puts each of the agent's messages in the flipped view into a
+// block under nonce, so that nothing the agent writes can pass for the
+// role-play's instructions; the harness's own notes stay outside.
+func quoteAgent(flipped agenteval.Conversation, nonce string) agenteval.Conversation {
+	for i, m := range flipped {
+		if m.Role == agenteval.RoleUser && m.Content != opening && m.Content != emptyReply {
+			flipped[i].Content = judge.Quote("assistant_message", nonce, m.Content)
+		}
+	}
+	return flipped
+}
+
+// flip renders a conversation from the simulated user's side: its own
 // messages become the assistant's, the agent's text replies become the
 // user's, and tool traffic, which a user never sees, is left out.
-func Flip(conv agenteval.Conversation) agenteval.Conversation {
+func flip(conv agenteval.Conversation) agenteval.Conversation {
 	out := agenteval.Conversation{{Role: agenteval.RoleUser, Content: opening}}
 	// silent marks a user turn the agent answered with no text the user
 	// could read (only tool calls, or nothing).
@@ -127,23 +118,25 @@ func Flip(conv agenteval.Conversation) agenteval.Conversation {
 // its first turn on (the agent's view, without the agent's system
 // prompt). trial keeps the cached replies of independent trials apart.
 func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int) (Reply, error) {
-	system, err := u.systemPrompt()
+	nonce := judge.NewNonce()
+	system, err := u.systemPrompt(nonce)
 	if err != nil {
 		return Reply{}, fmt.Errorf("simulated user prompt: %w", err)
 	}
-	msgs := append(agenteval.Conversation{{Role: agenteval.RoleSystem, Content: system}}, Flip(conv)...)
+	msgs := append(agenteval.Conversation{{Role: agenteval.RoleSystem, Content: system}}, quoteAgent(flip(conv), nonce)...)
 	temp := 0.0
 	if u.Spec.Temperature != nil {
 		temp = *u.Spec.Temperature
 	}
-	key := []any{cacheVersion, u.Name, msgs, temp, trial}
-	if u.Cache != nil {
-		if content, _, ok := u.Cache.Lookup(key...); ok {
-			r := u.parse(content)
-			r.Usage = agenteval.Usage{CachedCalls: 1}
-			return r, nil
-		}
-	}
+	// Independent trials may go differently; a caching model keeps them
+	// apart. The nonce changes every call; the cache keys the messages
+	// without it, so that a rerun is answered from the cache.
+	ctx = cache.WithVariant(ctx, "trial "+strconv.Itoa(trial))
+	ctx = cache.WithNonce(ctx, nonce)
+	ctx = cache.WithCheck(ctx, func(r *agenteval.ModelResponse) bool {
+		reply := u.parse(r.Message.Content)
+		return reply.Stop || strings.TrimSpace(reply.Content) != ""
+	})
 	repairs := u.MaxRepairs
 	if repairs == 0 {
 		repairs = 2
@@ -162,15 +155,12 @@ func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int)
 		content := resp.Message.Content
 		r := u.parse(content)
 		if r.Stop || strings.TrimSpace(r.Content) != "" {
-			if u.Cache != nil {
-				_ = u.Cache.Store(content, resp.Usage, key...)
-			}
 			r.Usage = usage
 			return r, nil
 		}
 		req.Messages = append(append(agenteval.Conversation(nil), msgs...),
 			agenteval.Message{Role: agenteval.RoleAssistant, Content: content},
-			agenteval.Message{Role: agenteval.RoleUser, Content: "(Your message was empty. Write the person's next message, or " + u.StopMarker() + " to end the conversation.)"})
+			agenteval.Message{Role: agenteval.RoleUser, Content: "(Your message was empty. Write the person's next message, or " + u.stopMarker() + " to end the conversation.)"})
 	}
 	return Reply{Usage: usage}, errors.New("simulated user " + u.Name + ": the model wrote an empty message " + fmt.Sprint(max(repairs, 0)+1) + " times")
 }
@@ -178,7 +168,7 @@ func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int)
 // parse finds the stop marker: anything after it is dropped, and what
 // comes before it is the closing remark.
 func (u *User) parse(content string) Reply {
-	marker := u.StopMarker()
+	marker := u.stopMarker()
 	if i := strings.Index(content, marker); i >= 0 {
 		return Reply{Content: strings.TrimSpace(content[:i]), Stop: true}
 	}

@@ -3,11 +3,13 @@ package simulate
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/internal/fakellm"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
@@ -31,6 +33,18 @@ func fakeUser(t *testing.T, spec agenteval.SimulatedUser) (*User, *fakellm.Serve
 		t.Fatal(err)
 	}
 	return &User{Model: m, Name: modelName, Spec: spec}, s
+}
+
+var nonceRE = regexp.MustCompile(`<instruction id="([0-9a-f]{12})">`)
+
+// nonceOf finds the block id a simulated user's system prompt declares.
+func nonceOf(t *testing.T, sys string) string {
+	t.Helper()
+	m := nonceRE.FindStringSubmatch(sys)
+	if m == nil {
+		t.Fatalf("no block id in the system prompt:\n%s", sys)
+	}
+	return m[1]
 }
 
 func msg(role agenteval.Role, content string) agenteval.Message {
@@ -118,7 +132,7 @@ func TestFlip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := append(agenteval.Conversation(nil), tt.conv...)
-			got := Flip(tt.conv)
+			got := flip(tt.conv)
 			if len(got) != len(tt.want) {
 				t.Fatalf("Flip = %s\nwant %s", got.Pretty(), tt.want.Pretty())
 			}
@@ -134,31 +148,6 @@ func TestFlip(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestPersonaText(t *testing.T) {
-	expert := PersonaText("expert")
-	novice := PersonaText("novice")
-	if !strings.Contains(expert, "An expert in this domain") || !strings.Contains(novice, "A newcomer to this domain") {
-		t.Fatalf("expert = %q, novice = %q", expert, novice)
-	}
-	tests := []struct{ in, want string }{
-		{"expert", expert},
-		{" EXPERT ", expert},
-		{"novice", novice},
-		{"non-expert", novice},
-		{"non_expert", novice},
-		{"Non-Expert", novice},
-		{"nonexpert", novice},
-		{"beginner", novice},
-		{"", ""},
-		{"  a grumpy retiree who types in capitals  ", "a grumpy retiree who types in capitals"},
-	}
-	for _, tt := range tests {
-		if got := PersonaText(tt.in); got != tt.want {
-			t.Errorf("PersonaText(%q) = %q, want %q", tt.in, got, tt.want)
-		}
 	}
 }
 
@@ -191,16 +180,17 @@ func TestNextRequest(t *testing.T) {
 		t.Fatalf("messages = %+v", req.Messages)
 	}
 	sys := req.Messages[0].Text()
+	nonce := nonceOf(t, sys)
 	for _, want := range []string{
-		"<instruction>\nYou want a table for two at 21:00 tonight.\n</instruction>",
-		"<persona>\n" + PersonaText("novice") + "\n</persona>",
+		judge.Quote("instruction", nonce, "You want a table for two at 21:00 tonight."),
+		judge.Quote("persona", nonce, (&agenteval.SimulatedUser{Persona: "novice"}).PersonaText()),
 		"followed by " + agenteval.DefaultStopMarker + ".",
 	} {
 		if !strings.Contains(sys, want) {
 			t.Errorf("system prompt lacks %q:\n%s", want, sys)
 		}
 	}
-	if strings.Contains(sys, "<persona>\nnovice") {
+	if strings.Contains(sys, ">novice<") {
 		t.Error("the persona keyword was not expanded")
 	}
 	// The conversation as sent over HTTP: roles flipped, tool traffic gone.
@@ -208,9 +198,9 @@ func TestNextRequest(t *testing.T) {
 	want := []wm{
 		{"user", opening},
 		{"assistant", "I need a table for two tonight."},
-		{"user", "I found two slots.\n\n19:00 or 21:00?"},
+		{"user", judge.Quote("assistant_message", nonce, "I found two slots.\n\n19:00 or 21:00?")},
 		{"assistant", "21:00 please."},
-		{"user", "Booking it now.\n\nDone: a table for two at 21:00."},
+		{"user", judge.Quote("assistant_message", nonce, "Booking it now.\n\nDone: a table for two at 21:00.")},
 	}
 	got := req.Messages[1:]
 	if len(got) != len(want) {
@@ -233,7 +223,7 @@ func TestNextWithoutPersonaOmitsIt(t *testing.T) {
 	}
 	req := s.Requests()[0]
 	sys := req.Messages[0].Text()
-	if strings.Contains(sys, "<persona>") || !strings.Contains(sys, "Ask about opening hours.") {
+	if strings.Contains(sys, "<persona ") || !strings.Contains(sys, "Ask about opening hours.") {
 		t.Errorf("system prompt = %s", sys)
 	}
 	// With no temperature set, the simulated user runs at 0.
@@ -278,8 +268,8 @@ func TestNextStopMarker(t *testing.T) {
 			if marker == "" {
 				marker = agenteval.DefaultStopMarker
 			}
-			if u.StopMarker() != marker {
-				t.Errorf("StopMarker = %q, want %q", u.StopMarker(), marker)
+			if u.stopMarker() != marker {
+				t.Errorf("StopMarker = %q, want %q", u.stopMarker(), marker)
 			}
 			if sys := s.Requests()[0].Messages[0].Text(); !strings.Contains(sys, "followed by "+marker+".") {
 				t.Errorf("the system prompt does not name the marker %q:\n%s", marker, sys)
@@ -387,7 +377,7 @@ func TestNextProviderFaults(t *testing.T) {
 
 func TestNextCache(t *testing.T) {
 	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "Book a table."})
-	u.Cache = &judge.Cache{Dir: t.TempDir()}
+	u.Model = cache.Wrap(u.Model, u.Name, &cache.Store{Dir: t.TempDir()})
 	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Func: func(r *fakellm.Request) fakellm.Reply {
 		return fakellm.Reply{Content: "message " + string(rune('0'+len(r.Messages)))}
 	}}})
@@ -447,7 +437,7 @@ func TestNextCache(t *testing.T) {
 
 func TestNextCacheSkipsFailures(t *testing.T) {
 	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "Book a table."})
-	u.Cache = &judge.Cache{Dir: t.TempDir()}
+	u.Model = cache.Wrap(u.Model, u.Name, &cache.Store{Dir: t.TempDir()})
 	u.MaxRepairs = -1
 	s.Add(&fakellm.Rule{Times: 1, Reply: fakellm.Reply{Content: " "}},
 		&fakellm.Rule{Reply: fakellm.Reply{Content: "Second try."}})

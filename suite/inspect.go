@@ -112,7 +112,7 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 	if len(t.Turns) > 0 {
 		// A scripted conversation runs as it is written; the user
 		// instruction then only describes it.
-		t.Conversation = true
+		t.Mode = agenteval.ModeConversation
 		if t.User != nil {
 			if t.Description == "" {
 				t.Description = t.User.Instruction
@@ -122,7 +122,7 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 		}
 		t.User = nil
 	} else if t.User != nil {
-		t.Conversation = true
+		t.Mode = agenteval.ModeConversation
 	}
 	if len(t.Turns) == 0 && t.User == nil {
 		d.fail(rn, "sample %q has neither conversation nor user_instruction; give one of them", t.ID)
@@ -132,7 +132,7 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 		ids = nil // simulated: turns are numbered 1, 2, ...
 	}
 	for _, c := range calls {
-		if call, _ := d.expectedCall(c, ids); call != nil {
+		if call, ok := d.expectedCall(c, ids); ok {
 			t.ExpectedToolCalls = append(t.ExpectedToolCalls, call)
 		}
 	}
@@ -141,15 +141,16 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 	}
 	for i := range t.Subgoals {
 		turn := t.Subgoals[i].Turn
-		if turn == "" || ids == nil {
+		if turn == 0 || ids == nil {
 			continue
 		}
-		k, ok := ids[turn]
+		// A subgoal's turn names a turn_id.
+		k, ok := ids[strconv.Itoa(turn)]
 		if !ok {
-			d.fail(rn, "sub_goals[%d] names turn %s, which is not a turn_id of this sample's conversation", i, turn)
+			d.fail(rn, "sub_goals[%d] names turn %d, which is not a turn_id of this sample's conversation", i, turn)
 			continue
 		}
-		t.Subgoals[i].Turn = strconv.Itoa(k)
+		t.Subgoals[i].Turn = k
 	}
 	return t
 }

@@ -9,9 +9,9 @@ import (
 	"go.yaml.in/yaml/v4"
 )
 
-// MaxSimulatedTurns bounds user.max_turns: a simulated conversation costs
+// maxSimulatedTurns bounds user.max_turns: a simulated conversation costs
 // three model calls a turn.
-const MaxSimulatedTurns = 200
+const maxSimulatedTurns = 200
 
 var userKeys = []string{"instruction", "persona", "initial_message", "max_turns", "stop", "model", "temperature", "stop_on_success"}
 
@@ -37,8 +37,8 @@ func (d *decoder) user(n *yaml.Node) *agenteval.SimulatedUser {
 				}
 			case "max_turns":
 				if v, ok := d.integer(f.value, "user.max_turns"); ok {
-					if v < 1 || v > MaxSimulatedTurns {
-						d.fail(f.value, "user.max_turns must be between 1 and %d, not %d", MaxSimulatedTurns, v)
+					if v < 1 || v > maxSimulatedTurns {
+						d.fail(f.value, "user.max_turns must be between 1 and %d, not %d", maxSimulatedTurns, v)
 					}
 					u.MaxTurns = v
 				}
@@ -110,7 +110,7 @@ func (d *decoder) checkSimulated(t *agenteval.Test, at map[string]*yaml.Node) {
 		if strings.Contains(t.User.InitialMessage, marker) {
 			d.fail(at["user"], "user.initial_message contains the stop marker %s, which would end the conversation at once", marker)
 		}
-		t.Conversation = true
+		t.Mode = agenteval.ModeConversation
 	}
 	if len(t.Subgoals) > 0 || len(t.ExpectedToolCalls) > 0 {
 		// Subgoals and expected calls count a turn per user message.
@@ -127,7 +127,7 @@ func (d *decoder) checkSimulated(t *agenteval.Test, at map[string]*yaml.Node) {
 		}
 	}
 	limit := len(t.Turns)
-	if !t.Conversation {
+	if t.Mode != agenteval.ModeConversation {
 		limit = 1 // a single exchange
 	}
 	if t.User != nil {
@@ -137,17 +137,18 @@ func (d *decoder) checkSimulated(t *agenteval.Test, at map[string]*yaml.Node) {
 		}
 	}
 	for i, sg := range t.Subgoals {
-		if sg.Turn == "" {
-			continue
-		}
-		k, err := strconv.Atoi(sg.Turn)
-		if err != nil || k < 1 || (limit > 0 && k > limit) {
-			d.fail(at["subgoals"], "subgoal %d has turn %q; it must be a turn number from 1 to %d", i+1, sg.Turn, max(limit, 1))
+		if sg.Turn < 0 || (limit > 0 && sg.Turn > limit) {
+			d.fail(at["subgoals"], "subgoal %d has turn %d; it must be a turn number from 1 to %d", i+1, sg.Turn, max(limit, 1))
 		}
 	}
 	for i, c := range t.ExpectedToolCalls {
-		if k, ok := c["turn"].(int); ok && limit > 0 && k > limit {
-			d.fail(at["expected_tool_calls"], "expected tool call %d has turn %d, but the conversation has at most %s", i+1, k, turnsText(limit))
+		if limit > 0 && c.Turn > limit {
+			n := at["expected_tool_calls"]
+			if c.Pos.Line > 0 {
+				d.errs = append(d.errs, c.Pos.Errorf(fmt.Sprintf("expected tool call %d has turn %d, but the conversation has at most %s", i+1, c.Turn, turnsText(limit))))
+				continue
+			}
+			d.fail(n, "expected tool call %d has turn %d, but the conversation has at most %s", i+1, c.Turn, turnsText(limit))
 		}
 	}
 }
@@ -164,6 +165,7 @@ func (d *decoder) subgoals(n *yaml.Node) []agenteval.Subgoal {
 			sg := agenteval.Subgoal{Details: d.str(it, "subgoal")}
 			if strings.TrimSpace(sg.Details) == "" {
 				d.fail(item, "a subgoal is empty")
+				continue
 			}
 			out = append(out, sg)
 			continue
@@ -179,17 +181,21 @@ func (d *decoder) subgoals(n *yaml.Node) []agenteval.Subgoal {
 			case "type":
 				sg.Type = d.str(f.value, "type")
 			case "turn":
-				sg.Turn = d.str(f.value, "turn")
-				if anyTurn(sg.Turn) {
-					sg.Turn = ""
-				} else if k, err := strconv.Atoi(sg.Turn); err != nil || k < 1 {
-					d.fail(f.value, "a subgoal's turn must be a turn number (1 or more), or all; not %q", sg.Turn)
-					sg.Turn = ""
+				turn := d.str(f.value, "turn")
+				if anyTurn(turn) {
+					continue
 				}
+				k, err := strconv.Atoi(turn)
+				if err != nil || k < 1 {
+					d.fail(f.value, "a subgoal's turn must be a turn number (1 or more), or all; not %q", turn)
+					continue
+				}
+				sg.Turn = k
 			}
 		}
 		if strings.TrimSpace(sg.Details) == "" {
 			d.fail(item, "a subgoal needs details: what the agent must have done")
+			continue
 		}
 		out = append(out, sg)
 	}
@@ -201,7 +207,7 @@ func (d *decoder) subgoals(n *yaml.Node) []agenteval.Subgoal {
 // argument a matcher ({"$text": v} for an exact value, compared as text as
 // agent_inspect does; {"$check": "..."} for an LLM check; {"$any": true}
 // when only its presence is expected).
-func (d *decoder) expectedCalls(n *yaml.Node) []map[string]any {
+func (d *decoder) expectedCalls(n *yaml.Node) []agenteval.ExpectedCall {
 	rn := resolve(n)
 	if rn == nil || isNull(rn) {
 		return nil
@@ -210,9 +216,9 @@ func (d *decoder) expectedCalls(n *yaml.Node) []map[string]any {
 		d.fail(n, "expected_tool_calls must be a list of {tool, args, output, turn}, not %s", kindName(n))
 		return nil
 	}
-	var out []map[string]any
+	var out []agenteval.ExpectedCall
 	for _, item := range rn.Content {
-		if c, _ := d.expectedCall(item, nil); c != nil {
+		if c, ok := d.expectedCall(item, nil); ok {
 			out = append(out, c)
 		}
 	}
@@ -222,10 +228,9 @@ func (d *decoder) expectedCalls(n *yaml.Node) []map[string]any {
 var expectedCallKeys = []string{"tool", "turn", "args", "parameters", "expected_parameters", "output", "expected_output"}
 
 // expectedCall reads one expected call. turnIDs, when set, maps an
-// agent_inspect turn_id to its turn number; the turn is also returned as
-// written, for the caller's messages.
-func (d *decoder) expectedCall(n *yaml.Node, turnIDs map[string]int) (map[string]any, string) {
-	call := map[string]any{}
+// agent_inspect turn_id to its turn number.
+func (d *decoder) expectedCall(n *yaml.Node, turnIDs map[string]int) (agenteval.ExpectedCall, bool) {
+	call := agenteval.ExpectedCall{Pos: d.pos(resolve(n))}
 	args := map[string]any{}
 	turn := ""
 	for _, f := range d.fields(n, "an expected tool call", expectedCallKeys) {
@@ -234,7 +239,7 @@ func (d *decoder) expectedCall(n *yaml.Node, turnIDs map[string]int) (map[string
 		}
 		switch f.key {
 		case "tool":
-			call["tool"] = d.str(f.value, "tool")
+			call.Tool = d.str(f.value, "tool")
 		case "turn":
 			turn = d.str(f.value, "turn")
 			if anyTurn(turn) {
@@ -247,7 +252,7 @@ func (d *decoder) expectedCall(n *yaml.Node, turnIDs map[string]int) (map[string
 					d.fail(f.value, "expected tool call names turn %s, which is not a turn_id of this sample's conversation", turn)
 					continue
 				}
-				call["turn"] = k
+				call.Turn = k
 				continue
 			}
 			k, err := strconv.Atoi(turn)
@@ -255,7 +260,7 @@ func (d *decoder) expectedCall(n *yaml.Node, turnIDs map[string]int) (map[string
 				d.fail(f.value, "an expected call's turn must be a turn number (1 or more), not %q", turn)
 				continue
 			}
-			call["turn"] = k
+			call.Turn = k
 		case "args", "parameters":
 			for _, a := range d.fields(f.value, f.key, nil) {
 				if m := d.paramMatcher(a.value, a.key); m != nil {
@@ -279,16 +284,16 @@ func (d *decoder) expectedCall(n *yaml.Node, turnIDs map[string]int) (map[string
 			}
 		case "output", "expected_output":
 			if m := d.outputMatcher(f.value); m != nil {
-				call["output"] = m
+				call.Output = &m
 			}
 		}
 	}
-	if s, _ := call["tool"].(string); s == "" {
+	if call.Tool == "" {
 		d.fail(n, "an expected tool call needs tool: the name of the tool")
-		return nil, ""
+		return call, false
 	}
-	call["args"] = args
-	return call, turn
+	call.Args = args
+	return call, true
 }
 
 // paramMatcher reads one expected argument: {value: v} or {check: "..."}

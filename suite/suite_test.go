@@ -1,11 +1,12 @@
 package suite
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/agenteval/agenteval"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func parse(t *testing.T, src string, opt Options) (*Suite, error) {
@@ -188,7 +189,7 @@ tests:
       - args: {a: 1}
 `, []string{"evals.yaml:13:19: argument amount has both value and check", `evals.yaml:15:9: unknown key "argz" in an expected tool call; did you mean "args"?`,
 			"evals.yaml:16:9: an expected tool call needs tool", "evals.yaml:8:9: a subgoal is empty",
-			`evals.yaml:5:5: subgoal 1 has turn "4"; it must be a turn number from 1 to 3`, "evals.yaml:9:5: expected tool call 1 has turn 5, but the conversation has at most 3 turns"}},
+			`evals.yaml:5:5: subgoal 1 has turn 4; it must be a turn number from 1 to 3`, "evals.yaml:10:9: expected tool call 1 has turn 5, but the conversation has at most 3 turns"}},
 		{"simulated conversation rules", `
 judge: openai:m
 tests:
@@ -259,7 +260,7 @@ tests:
 		t.Errorf("judge = %+v, want openai:gpt-4o-mini from ${MODEL}", s.Judge)
 	}
 	tc := s.Tests[0]
-	if !tc.Conversation || tc.Aggregation != "min" || !tc.StopOnFailure || tc.WindowSize != 2 || tc.Trials != 3 || tc.TrialStrategy != agenteval.TrialsPassAtK {
+	if tc.Mode != agenteval.ModeConversation || tc.Aggregation != "min" || !tc.StopOnFailure || tc.WindowSize != 2 || tc.Trials != 3 || tc.TrialStrategy != agenteval.ReducePassAtK {
 		t.Errorf("test settings = %+v", tc)
 	}
 	if len(tc.Input) != 1 || tc.Input[0].Role != agenteval.RoleSystem || tc.Input[0].Content != "You plan trips." {
@@ -351,16 +352,20 @@ tests:
 	}
 	tc := s.Tests[0]
 	u := tc.User
-	if !tc.Conversation || u == nil || u.Persona != "novice" || u.InitialMessage != "Hi, about order A1." || u.MaxTurns != 4 || u.Stop != "<done>" ||
+	if tc.Mode != agenteval.ModeConversation || u == nil || u.Persona != "novice" || u.InitialMessage != "Hi, about order A1." || u.MaxTurns != 4 || u.Stop != "<done>" ||
 		u.Model != "openai:gpt-4o-mini" || u.Temperature == nil || *u.Temperature != 0.7 || !u.StopOnSuccess {
 		t.Errorf("user = %+v", u)
 	}
-	if len(tc.Subgoals) != 2 || tc.Subgoals[1].Turn != "3" || tc.Subgoals[1].Type != "action" {
+	if len(tc.Subgoals) != 2 || tc.Subgoals[1].Turn != 3 || tc.Subgoals[1].Type != "action" {
 		t.Errorf("subgoals = %+v", tc.Subgoals)
 	}
-	want := "[map[args:map[amount:map[$text:9.5] any:map[$any:true] note:map[$check:polite] order_id:map[$text:A1]] output:ok tool:refund turn:2] map[args:map[order_id:map[$text:A1] verbose:map[$any:true]] tool:lookup]]"
-	if got := fmt.Sprint(tc.ExpectedToolCalls); got != want {
-		t.Errorf("expected calls =\n%s\nwant\n%s", got, want)
+	ok := any("ok")
+	want := []agenteval.ExpectedCall{
+		{Tool: "refund", Turn: 2, Output: &ok, Args: map[string]any{"amount": map[string]any{"$text": 9.5}, "any": map[string]any{"$any": true}, "note": map[string]any{"$check": "polite"}, "order_id": map[string]any{"$text": "A1"}}},
+		{Tool: "lookup", Args: map[string]any{"order_id": map[string]any{"$text": "A1"}, "verbose": map[string]any{"$any": true}}},
+	}
+	if diff := cmp.Diff(want, tc.ExpectedToolCalls, cmpopts.IgnoreFields(agenteval.ExpectedCall{}, "Pos")); diff != "" {
+		t.Errorf("expected calls (-want +got):\n%s", diff)
 	}
 }
 
@@ -376,11 +381,12 @@ func TestInspectNulls(t *testing.T) {
 		t.Fatal(err)
 	}
 	tc := s.Tests[0]
-	if tc.User == nil || tc.User.Instruction != "Find a lamp." || tc.Subgoals[0].Turn != "" || tc.Subgoals[1].Turn != "" {
+	if tc.User == nil || tc.User.Instruction != "Find a lamp." || tc.Subgoals[0].Turn != 0 || tc.Subgoals[1].Turn != 0 {
 		t.Errorf("test = %+v", tc)
 	}
-	if got := fmt.Sprint(tc.ExpectedToolCalls); got != "[map[args:map[q:map[$check:about lamps]] tool:search]]" {
-		t.Errorf("expected calls = %s", got)
+	want := []agenteval.ExpectedCall{{Tool: "search", Args: map[string]any{"q": map[string]any{"$check": "about lamps"}}}}
+	if diff := cmp.Diff(want, tc.ExpectedToolCalls, cmpopts.IgnoreFields(agenteval.ExpectedCall{}, "Pos")); diff != "" {
+		t.Errorf("expected calls (-want +got):\n%s", diff)
 	}
 }
 
@@ -390,7 +396,7 @@ func TestTurnScopesAreChecked(t *testing.T) {
 	_, err := Parse("s.json", []byte(`{"id": 1, "user_instruction": "Find a lamp.",
  "sub_goals": [{"details": "It searches", "turn": 11}],
  "expected_tool_calls": [{"tool": "search", "turn": 12}]}`), Options{JudgeAvailable: true})
-	for _, want := range []string{`s.json:2:2: subgoal 1 has turn "11"; it must be a turn number from 1 to 10`, "s.json:3:2: expected tool call 1 has turn 12, but the conversation has at most 10 turns"} {
+	for _, want := range []string{`s.json:2:2: subgoal 1 has turn 11; it must be a turn number from 1 to 10`, "s.json:3:26: expected tool call 1 has turn 12, but the conversation has at most 10 turns"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("agent_inspect: error %v lacks %q", err, want)
 		}
@@ -401,7 +407,7 @@ tests:
     input: hi
     expected_tool_calls: [{tool: search, turn: 2}]
 `, Options{})
-	if err == nil || !strings.Contains(err.Error(), "evals.yaml:4:5: expected tool call 1 has turn 2, but the conversation has at most 1 turn") {
+	if err == nil || !strings.Contains(err.Error(), "evals.yaml:4:27: expected tool call 1 has turn 2, but the conversation has at most 1 turn") {
 		t.Errorf("single exchange: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval"
@@ -43,7 +44,7 @@ func (d *decoder) test(n *yaml.Node, index int) *agenteval.Test {
 		case "mode":
 			switch m := d.str(f.value, "mode"); m {
 			case "conversation":
-				t.Conversation = true
+				t.Mode = agenteval.ModeConversation
 			case "", "single", "single_turn":
 			default:
 				d.fail(f.value, "unknown mode %q; the only mode is conversation (leave mode out for a single exchange)", m)
@@ -51,11 +52,8 @@ func (d *decoder) test(n *yaml.Node, index int) *agenteval.Test {
 		case "turns":
 			t.Turns = d.turns(f.value)
 		case "aggregation":
-			switch a := d.str(f.value, "aggregation"); a {
-			case agenteval.AggregateMean, agenteval.AggregateMin, agenteval.AggregateMax:
-				t.Aggregation = a
-			default:
-				d.fail(f.value, "aggregation %q is not one of mean, min, max", a)
+			if r, ok := d.reduction(f.value, "aggregation"); ok {
+				t.Aggregation = r
 			}
 		case "on_turn_failure":
 			switch v := d.str(f.value, "on_turn_failure"); v {
@@ -110,10 +108,10 @@ func (d *decoder) test(n *yaml.Node, index int) *agenteval.Test {
 	}
 	d.checkSimulated(t, at)
 	// The seed's rules on conversation mode.
-	if _, ok := at["turns"]; ok && !t.Conversation {
+	if _, ok := at["turns"]; ok && t.Mode != agenteval.ModeConversation {
 		d.fail(at["turns"], "turns requires mode: conversation; add it to test %q", t.ID)
 	}
-	if t.Conversation && len(t.Turns) == 0 && t.User == nil {
+	if t.Mode == agenteval.ModeConversation && len(t.Turns) == 0 && t.User == nil {
 		if tn, ok := at["turns"]; ok {
 			d.fail(tn, "mode: conversation needs at least one turn; turns is empty")
 		} else {
@@ -123,17 +121,27 @@ func (d *decoder) test(n *yaml.Node, index int) *agenteval.Test {
 	if len(t.Turns) > 0 && t.ExpectedOutput != "" {
 		d.fail(at["expected_output"], "a test with turns cannot have a test-level expected_output; give each turn its own expected_output")
 	}
-	if !t.Conversation {
+	if t.Mode != agenteval.ModeConversation {
 		for _, k := range []string{"aggregation", "on_turn_failure", "window_size"} {
 			if kn, ok := at[k]; ok {
 				d.fail(kn, "%s only applies with mode: conversation", k)
 			}
 		}
 	}
-	if !t.Conversation && len(t.Input) == 0 && t.User == nil {
+	if t.Mode != agenteval.ModeConversation && len(t.Input) == 0 && t.User == nil {
 		d.fail(rn, "test %q has no input; give the user's message as input", t.ID)
 	}
 	return t
+}
+
+// reduction reads one of the reductions: mean, min, max, pass_at_k.
+func (d *decoder) reduction(n *yaml.Node, what string) (agenteval.Reduction, bool) {
+	v := agenteval.Reduction(d.str(n, what))
+	if slices.Contains([]agenteval.Reduction{agenteval.ReduceMean, agenteval.ReduceMin, agenteval.ReduceMax, agenteval.ReducePassAtK}, v) {
+		return v, true
+	}
+	d.fail(n, "%s %q is not one of mean, min, max, pass_at_k", what, v)
+	return "", false
 }
 
 func (d *decoder) trials(n *yaml.Node, t *agenteval.Test) {
@@ -153,13 +161,10 @@ func (d *decoder) trials(n *yaml.Node, t *agenteval.Test) {
 				t.Trials = v
 			}
 		case "strategy":
-			switch s := d.str(f.value, "trials.strategy"); s {
-			case agenteval.TrialsMean, agenteval.TrialsMin, agenteval.TrialsMax, agenteval.TrialsPassAtK:
-				t.TrialStrategy = s
-			case "confidence_interval":
+			if d.str(f.value, "trials.strategy") == "confidence_interval" {
 				d.fail(f.value, "trials.strategy confidence_interval is not supported; use mean, min, max or pass_at_k (results always report pass@k and pass^k)")
-			default:
-				d.fail(f.value, "trials.strategy %q is not one of mean, min, max, pass_at_k", s)
+			} else if r, ok := d.reduction(f.value, "trials.strategy"); ok {
+				t.TrialStrategy = r
 			}
 		}
 	}

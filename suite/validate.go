@@ -3,12 +3,12 @@ package suite
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/grade"
-	"github.com/agenteval/agenteval/judge"
 )
 
 // validate checks what spans tests: unique ids, dependencies, assertion
@@ -37,10 +37,13 @@ func (d *decoder) validate(s *Suite, opt Options) {
 	}
 	d.checkCycles(s.Tests)
 	haveJudge := opt.JudgeAvailable || s.Judge != nil
-	for _, t := range s.Tests {
-		needs, where := d.checkAssertions(t)
-		if needs != "" && !haveJudge {
-			d.errs = append(d.errs, where.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades, and no judge is configured; add judge: openai:gpt-4o-mini (or another provider:model) to the file, pass --judge, or set AGENTEVAL_JUDGE", t.ID, needs)))
+	dir := filepath.Dir(s.File)
+	for i := range s.Tests {
+		t := &s.Tests[i]
+		p, errs := grade.NewPlan(t, grade.PlanOptions{Dir: dir, Threshold: agenteval.DefaultThreshold})
+		d.errs = append(d.errs, errs...)
+		if use, needs := p.NeedsJudge(); needs && !haveJudge {
+			d.errs = append(d.errs, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades, and no judge is configured; add judge: openai:gpt-4o-mini (or another provider:model) to the file, pass --judge, or set AGENTEVAL_JUDGE", t.ID, use.What)))
 		}
 		if t.User != nil && t.User.Model == "" && !haveJudge && !opt.SimulatorAvailable {
 			d.errs = append(d.errs, t.Pos.Errorf(fmt.Sprintf("test %q has a simulated user (user:) and no model to play it; set user.model, pass --simulator provider:model, or configure a judge (judge:, --judge or AGENTEVAL_JUDGE)", t.ID)))
@@ -90,79 +93,6 @@ func (d *decoder) checkCycles(tests []agenteval.Test) {
 			visit(t.ID)
 		}
 	}
-}
-
-// placeholderJudge lets grade.New check a judged grader's settings at load
-// time without a model.
-var placeholderJudge = &judge.Judge{Name: "placeholder"}
-
-// checkAssertions builds every typed assertion once to check its settings,
-// and says what in the test needs a judge ("" when nothing does) and where
-// that shows first.
-func (d *decoder) checkAssertions(t agenteval.Test) (needsJudge string, where agenteval.Pos) {
-	mark := func(p agenteval.Pos, what string) {
-		if needsJudge == "" {
-			needsJudge, where = what, p
-		}
-	}
-	build := func(spec grade.Spec, p agenteval.Pos) bool {
-		spec.Judge = placeholderJudge
-		if _, err := grade.New(spec); err != nil {
-			var ue *grade.UnknownGraderError
-			if errors.As(err, &ue) {
-				msg := fmt.Sprintf("unknown assertion type %q", spec.Type)
-				if ue.Suggest != "" {
-					msg += fmt.Sprintf("; did you mean %q?", ue.Suggest)
-				}
-				d.errs = append(d.errs, p.Errorf(msg+"; see agenteval score --help for the list"))
-				return false
-			}
-			d.errs = append(d.errs, p.Errorf(err.Error()))
-			return false
-		}
-		return true
-	}
-	check := func(list []agenteval.AssertionSpec) {
-		for _, a := range list {
-			if a.Type == "" {
-				mark(a.Pos, "string assertions")
-				continue
-			}
-			spec := grade.FromAssertion(a)
-			if build(spec, a.Pos) && grade.NeedsJudge(spec) {
-				mark(a.Pos, "a "+a.Type+" assertion")
-			}
-		}
-	}
-	hasOwn := len(t.Assertions) > 0
-	check(t.Assertions)
-	for _, tr := range t.Turns {
-		check(tr.Assertions)
-		hasOwn = hasOwn || len(tr.Assertions) > 0
-		if tr.ExpectedOutput != "" {
-			mark(tr.Pos, "expected_output")
-		}
-	}
-	if t.ExpectedOutput != "" {
-		mark(t.Pos, "expected_output")
-	}
-	if t.Criteria != "" && !hasOwn {
-		mark(t.Pos, "criteria")
-	}
-	if len(t.Subgoals) > 0 {
-		mark(t.Pos, "subgoals")
-	}
-	if len(t.ExpectedToolCalls) > 0 {
-		calls := make([]any, len(t.ExpectedToolCalls))
-		for i, c := range t.ExpectedToolCalls {
-			calls[i] = c
-		}
-		spec := grade.Spec{Type: "expected_tool_calls", Params: map[string]any{"calls": calls}}
-		if build(spec, t.Pos) && grade.NeedsJudge(spec) {
-			mark(t.Pos, "expected_tool_calls with a check")
-		}
-	}
-	return needsJudge, where
 }
 
 // sortErrors orders positioned errors by file, line and column.

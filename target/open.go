@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/agent"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/suite"
 )
@@ -37,9 +38,9 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 		if err != nil {
 			return nil, err
 		}
-		a := &ModelAgent{Model: m, MaxSteps: t.MaxSteps, Temperature: t.Temperature, MaxTokens: t.MaxTokens}
+		a := &agent.ToolLoop{Model: m, MaxIterations: t.MaxSteps, Temperature: t.Temperature, MaxTokens: t.MaxTokens}
 		if s != nil {
-			a.Tools = s.Tools
+			a.Tools = MockTools(s.Tools)
 		}
 		return a, nil
 	case t.HTTP != nil:

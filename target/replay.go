@@ -73,9 +73,9 @@ func OpenReplay(path string) (*ReplayAgent, error) {
 	return a, nil
 }
 
-// TestIDOf recovers the test id from a conversation id the runner made
+// testIDOf recovers the test id from a conversation id the runner made
 // ("test-id#trial").
-func TestIDOf(conversationID string) string {
+func testIDOf(conversationID string) string {
 	if i := strings.LastIndexByte(conversationID, '#'); i >= 0 {
 		return conversationID[:i]
 	}
@@ -84,7 +84,7 @@ func TestIDOf(conversationID string) string {
 
 // Respond replays one turn.
 func (a *ReplayAgent) Respond(_ context.Context, req *agenteval.AgentRequest) (*agenteval.AgentResponse, error) {
-	id := TestIDOf(req.ConversationID)
+	id := testIDOf(req.ConversationID)
 	rec, ok := a.recordings[id]
 	if !ok {
 		return nil, fmt.Errorf("replay %s has no recording of test %q", a.File, id)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/agent"
 	"github.com/agenteval/agenteval/internal/fakellm"
 	"github.com/agenteval/agenteval/provider"
 	_ "github.com/agenteval/agenteval/provider/openai"
@@ -25,7 +26,7 @@ func req(turn int, msgs ...agenteval.Message) *agenteval.AgentRequest {
 
 func user(s string) agenteval.Message { return agenteval.Message{Role: agenteval.RoleUser, Content: s} }
 
-func TestModelAgentToolLoop(t *testing.T) {
+func TestModelTargetToolLoop(t *testing.T) {
 	s, err := fakellm.Start(fakellm.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -38,10 +39,10 @@ func TestModelAgentToolLoop(t *testing.T) {
 		{Name: "nope", Arguments: `{}`},
 	}}}, &fakellm.Rule{Reply: fakellm.Reply{Content: "Booked."}})
 	m, _ := provider.Open(provider.Config{Provider: "openai", Model: "gpt-4o-mini", BaseURL: s.URL, APIKey: "k"})
-	a := &ModelAgent{Model: m, Tools: []suite.ToolMock{{
+	a := &agent.ToolLoop{Model: m, Tools: MockTools([]suite.ToolMock{{
 		Name: "book", Parameters: map[string]any{"type": "object"}, Result: "full",
 		Cases: []suite.MockCase{{When: map[string]any{"time": "7pm"}, Result: map[string]any{"ok": true}}},
-	}}}
+	}})}
 	resp, err := a.Respond(context.Background(), req(1, agenteval.Message{Role: agenteval.RoleSystem, Content: "sys"}, user("book")))
 	if err != nil {
 		t.Fatal(err)
@@ -67,14 +68,14 @@ func TestModelAgentToolLoop(t *testing.T) {
 	}
 }
 
-func TestModelAgentMaxSteps(t *testing.T) {
+func TestModelTargetMaxSteps(t *testing.T) {
 	s, _ := fakellm.Start(fakellm.Options{})
 	defer s.Close()
 	s.Add(&fakellm.Rule{Reply: fakellm.Reply{ToolCalls: []fakellm.ToolCall{{Name: "loop", Arguments: `{}`}}}})
 	m, _ := provider.Open(provider.Config{Provider: "openai", Model: "gpt-4o-mini", BaseURL: s.URL, APIKey: "k"})
-	a := &ModelAgent{Model: m, MaxSteps: 3}
+	a := &agent.ToolLoop{Model: m, MaxIterations: 3}
 	resp, err := a.Respond(context.Background(), req(1, user("go")))
-	if !errors.Is(err, ErrMaxSteps) || s.Calls() != 3 || len(resp.Messages) != 6 {
+	if !errors.Is(err, agent.ErrMaxIterations) || s.Calls() != 3 || len(resp.Messages) != 6 {
 		t.Errorf("err %v after %d calls, %d messages", err, s.Calls(), len(resp.Messages))
 	}
 }

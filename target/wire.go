@@ -8,7 +8,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/dataset"
-	"github.com/agenteval/agenteval/internal/jsonx"
+	"github.com/agenteval/agenteval/internal/strictjson"
 )
 
 // wireReply is what http and command agents answer.
@@ -32,7 +32,7 @@ func decodeReply(data []byte) (*agenteval.AgentResponse, error) {
 		return nil, fmt.Errorf("it returned nothing")
 	}
 	var r wireReply
-	if err := jsonx.Decode([]byte(text), &r); err != nil {
+	if err := strictjson.Decode([]byte(text), &r); err != nil {
 		return nil, fmt.Errorf("the reply is not JSON {\"messages\": [...]} or {\"content\": \"...\"}: %q", snippet(text))
 	}
 	if r.Error != "" {

@@ -15,13 +15,19 @@ import (
 func newFakeLLMCmd(e *env) *cobra.Command {
 	var addr string
 	var latency time.Duration
+	var structure bool
+	var evidence []string
 	cmd := &cobra.Command{
 		Use:   "fakellm",
 		Short: "Serve a fake OpenAI-compatible model on 127.0.0.1, for trying judge metrics offline",
 		Long: `Serve a fake OpenAI-compatible chat-completions API on a loopback address.
 It answers structured-output requests with JSON generated from the schema
 (every judge criterion passes), other requests with a short text, and adds
---latency to each answer. Point agenteval at it with:
+--latency to each answer. With --check-structure it judges like the tests'
+structure-checking judge: a judge request whose prompt lets quoted material
+out of its block (or shows an --evidence text outside every block) gets a
+422 naming the fault, and a criterion with a phrase in double quotes passes
+only when the quoted material holds that phrase. Point agenteval at it with:
 
   export OPENAI_BASE_URL=http://127.0.0.1:8089/v1
   agenteval score data.jsonl --metric rubrics --judge openai:fake`,
@@ -39,6 +45,9 @@ It answers structured-output requests with JSON generated from the schema
 				return usageErr("listen on %s: %v", addr, err)
 			}
 			s := fakellm.Serve(ln, fakellm.Options{Latency: latency})
+			if structure {
+				s.Add(&fakellm.Rule{Match: func(r *fakellm.Request) bool { return r.SchemaName() != "" }, Reply: fakellm.StructureJudge(evidence...)})
+			}
 			fmt.Fprintf(e.stdout, "fake OpenAI-compatible server at %s\nexport OPENAI_BASE_URL=%s\n", s.URL, s.URL)
 			<-cmd.Context().Done()
 			s.Close()
@@ -48,5 +57,7 @@ It answers structured-output requests with JSON generated from the schema
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8089", "loopback address to listen on (port 0 picks a free one)")
 	cmd.Flags().DurationVar(&latency, "latency", 0, "delay added to every answer, to model a real provider")
+	cmd.Flags().BoolVar(&structure, "check-structure", false, "judge only prompts whose quoted material stays in its blocks; answer 422 otherwise")
+	cmd.Flags().StringArrayVar(&evidence, "evidence", nil, "with --check-structure: text that must appear only inside a prompt's blocks (repeatable)")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/agenteval/agenteval/cache"
 	"os"
 	"time"
 
@@ -29,7 +30,7 @@ type judgeFlags struct {
 
 func (f *judgeFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.spec, "judge", "", "judge model as provider:model, e.g. openai:gpt-4o-mini (default $AGENTEVAL_JUDGE)")
-	fl.BoolVar(&f.noCache, "no-cache", false, "do not read or write the judge cache ("+judge.DefaultCacheDir+")")
+	fl.BoolVar(&f.noCache, "no-cache", false, "do not read or write the cache of judge and simulated-user replies ("+cache.DefaultDir+")")
 	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "time limit for each model call")
 	fl.IntVar(&f.maxRetries, "max-retries", 4, "retries of a model call on 429, 5xx, timeouts and unreadable replies")
 	fl.Float64Var(&f.rpm, "rpm", 0, "most model calls per minute to one provider (0: no limit)")
@@ -50,11 +51,7 @@ func (f *judgeFlags) build() (*judge.Judge, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &judge.Judge{Model: m, Name: name}
-	if !f.noCache {
-		j.Cache = &judge.Cache{Dir: judge.DefaultCacheDir}
-	}
-	return j, nil
+	return &judge.Judge{Model: m, Name: name}, nil
 }
 
 // open opens a model (a judge, a simulated user's) with the flags'
@@ -81,6 +78,12 @@ func (f *judgeFlags) open(spec, role string) (agenteval.Model, string, error) {
 	m, err := provider.Open(cfg)
 	if err != nil {
 		return nil, "", usageErr("%s: %s", role, provider.Redact(err.Error()))
+	}
+	if !f.noCache {
+		// Judges and simulated users are replayed from the cache, so a
+		// rerun against the same agent sees the same verdicts and the same
+		// conversation. The endpoint is part of the model's identity.
+		m = cache.Wrap(m, cfg.String()+" "+cfg.BaseURL, &cache.Store{Dir: cache.Dir()})
 	}
 	return m, cfg.String(), nil
 }

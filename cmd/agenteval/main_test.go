@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +56,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakellm":  fakeLLMCmd,
 			"otlpsink": otlpSinkCmd,
+			"verdicts": verdictsCmd,
 			// exits N prog args... runs a program and checks its exit code;
 			// stdout and stderr are kept for the checks that follow.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -113,6 +115,58 @@ var (
 	callIDRE = regexp.MustCompile(`"call_[0-9]+"`)
 )
 
+// verdicts extracts from results JSONL what a judge decided and nothing
+// the agent wrote: per test, its verdict and score, and per score (nested
+// ones included) its verdict, score and the outcome of each assertion.
+func verdictsCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: verdicts RESULTS OUT")
+	}
+	type score struct {
+		Name       string  `json:"name"`
+		Score      float64 `json:"score"`
+		Verdict    string  `json:"verdict"`
+		Assertions []struct {
+			Text   string `json:"text"`
+			Passed bool   `json:"passed"`
+		} `json:"assertions"`
+		Scores []score `json:"scores"`
+	}
+	var b strings.Builder
+	var walk func(indent string, ss []score)
+	walk = func(indent string, ss []score) {
+		for _, s := range ss {
+			fmt.Fprintf(&b, "%s%s %s %.3f\n", indent, s.Name, s.Verdict, s.Score)
+			for _, a := range s.Assertions {
+				fmt.Fprintf(&b, "%s  %v %s\n", indent, a.Passed, a.Text)
+			}
+			walk(indent+"  ", s.Scores)
+		}
+	}
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSpace(ts.ReadFile(args[0])), "\n") {
+		var r struct {
+			TestID  string  `json:"test_id"`
+			Record  string  `json:"record"`
+			Score   float64 `json:"score"`
+			Verdict string  `json:"verdict"`
+			Scores  []score `json:"scores"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			ts.Fatalf("verdicts: %v", err)
+		}
+		if r.Record != "" {
+			continue
+		}
+		b.Reset()
+		fmt.Fprintf(&b, "%s %s %.3f\n", r.TestID, r.Verdict, r.Score)
+		walk("  ", r.Scores)
+		lines = append(lines, b.String())
+	}
+	sort.Strings(lines)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "")), 0o644))
+}
+
 // fakellm start|calls|reset runs an OpenAI-compatible fake server inside the
 // test process for the scripts:
 //
@@ -144,6 +198,12 @@ type ruleFile struct {
 	Fault        string `json:"fault"`
 	RetryAfterMS int    `json:"retry_after_ms"`
 	DelayMS      int    `json:"delay_ms"`
+	// Structure answers as fakellm.StructureJudge: a judge that passes a
+	// criterion only when the quoted material holds its quoted phrase, and
+	// that answers 422 when any of Evidence appears outside the prompt's
+	// blocks or the blocks are broken.
+	Structure bool     `json:"structure"`
+	Evidence  []string `json:"evidence"`
 }
 
 func loadRules(ts *testscript.TestScript, path string) []*fakellm.Rule {
@@ -158,6 +218,9 @@ func loadRules(ts *testscript.TestScript, path string) []*fakellm.Rule {
 			RetryAfter: time.Duration(r.RetryAfterMS) * time.Millisecond, Delay: time.Duration(r.DelayMS) * time.Millisecond}}
 		for _, c := range r.ToolCalls {
 			rule.Reply.ToolCalls = append(rule.Reply.ToolCalls, fakellm.ToolCall{Name: c.Name, Arguments: c.Arguments})
+		}
+		if r.Structure {
+			rule.Reply = fakellm.StructureJudge(r.Evidence...)
 		}
 		rule.Match = func(req *fakellm.Request) bool {
 			return (r.Match == "" || strings.Contains(req.Text(), r.Match)) && (r.Schema == "" || req.SchemaName() == r.Schema) &&

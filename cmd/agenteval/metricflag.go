@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval/grade"
-	"github.com/agenteval/agenteval/internal/jsonx"
+	"github.com/agenteval/agenteval/internal/strictjson"
 )
 
 // parseMetricFlags turns --metric values into grader specs. Each value is a
@@ -104,10 +104,12 @@ func parseMetric(item string) (grade.Spec, error) {
 				spec.Negate = b
 			}
 		default:
-			if spec.Params == nil {
-				spec.Params = map[string]any{}
+			settings, _ := spec.Options.(map[string]any)
+			if settings == nil {
+				settings = map[string]any{}
+				spec.Options = settings
 			}
-			spec.Params[k] = val
+			settings[k] = val
 		}
 	}
 	return spec, nil
@@ -130,7 +132,7 @@ func parseValue(s string) any {
 		return s[1 : len(s)-1]
 	}
 	var v any
-	if err := jsonx.Decode([]byte(s), &v); err == nil {
+	if err := strictjson.Decode([]byte(s), &v); err == nil {
 		return v
 	}
 	return s

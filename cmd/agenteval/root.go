@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/agenteval/agenteval/report"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -41,6 +42,19 @@ func (e *exitError) Unwrap() error { return e.err }
 // usageErr is a usage or configuration error: exit 2.
 func usageErr(format string, a ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// runExit is the exit status of a finished run or scoring: 3 when some test
+// ended in an execution error, 1 when some test failed, 0 otherwise. The
+// report counts; the command decides.
+func runExit(s report.Summary) int {
+	switch {
+	case s.Errored > 0:
+		return exitExecution
+	case s.Failed > 0:
+		return exitFailed
+	}
+	return exitOK
 }
 
 // exitCode ends the command with a code and no further message.

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/run"
@@ -130,11 +129,11 @@ type counters struct {
 func (c *counters) add(r *agenteval.Result) {
 	c.done.Add(1)
 	switch r.Verdict {
-	case agenteval.Pass:
+	case agenteval.VerdictPass:
 		c.pass.Add(1)
-	case agenteval.Fail:
+	case agenteval.VerdictFail:
 		c.fail.Add(1)
-	case agenteval.Error:
+	case agenteval.VerdictError:
 		c.errs.Add(1)
 	default:
 		c.skip.Add(1)
@@ -316,7 +315,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		}
 		return &exitError{code: exitExecution, err: runErr}
 	}
-	return exitCode(sum.ExitCode())
+	return exitCode(runExit(sum))
 }
 
 func suiteName(s *suite.Suite) string {
@@ -373,11 +372,6 @@ func (f *runFlags) options(s *suite.Suite) (run.Options, error) {
 	opt.OpenModel = func(spec string) (agenteval.Model, error) {
 		m, _, err := jf.open(spec, "user.model")
 		return m, err
-	}
-	if !jf.noCache {
-		// The simulated user's replies are replayed with the judge's,
-		// so a rerun against the same agent sees the same conversation.
-		opt.SimulatorCache = &judge.Cache{Dir: judge.DefaultCacheDir}
 	}
 	return opt, nil
 }

@@ -15,7 +15,7 @@ editor's YAML support at it, for example with a first line in the suite:
   # yaml-language-server: $schema=./agenteval.schema.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := e.stdout.Write(suite.JSONSchema)
+			_, err := e.stdout.Write(suite.JSONSchema())
 			return err
 		},
 	}

@@ -35,13 +35,16 @@ type scoreFlags struct {
 
 func metricsHelp() string {
 	var b strings.Builder
-	names := grade.Names()
 	w := 0
-	for _, n := range names {
-		w = max(w, len(n))
+	for _, d := range grade.All() {
+		w = max(w, len(d.Name))
 	}
-	for _, n := range names {
-		fmt.Fprintf(&b, "  %-*s  %s\n", w, n, grade.Help(n))
+	for _, d := range grade.All() {
+		doc := d.Doc
+		if len(d.Aliases) > 0 {
+			doc += " (also " + strings.Join(d.Aliases, ", ") + ")"
+		}
+		fmt.Fprintf(&b, "  %-*s  %s\n", w, d.Name, doc)
 	}
 	return b.String()
 }
@@ -107,11 +110,11 @@ func buildMetrics(flags, criteria []string, threshold float64, jf *judgeFlags) (
 		specs = withCriteria(specs, criteria)
 	}
 	if len(specs) == 0 {
-		return nil, nil, usageErr("no metric given; add --metric NAME, for example --metric tool_call_accuracy,tool_call_f1\nKnown metrics: %s", strings.Join(grade.Names(), ", "))
+		return nil, nil, usageErr("no metric given; add --metric NAME, for example --metric tool_call_accuracy,tool_call_f1\nKnown metrics: %s", strings.Join(grade.Names(grade.All()), ", "))
 	}
 	needJudge := false
 	for _, s := range specs {
-		needJudge = needJudge || grade.Judged(s.Type)
+		needJudge = needJudge || s.NeedsJudge()
 	}
 	var j *judge.Judge
 	if needJudge {
@@ -149,16 +152,18 @@ func withCriteria(specs []grade.Spec, criteria []string) []grade.Spec {
 		extra[i] = c
 	}
 	for i, s := range specs {
-		if name, _ := grade.Normalize(s.Type); name == "rubrics" {
-			if specs[i].Params == nil {
-				specs[i].Params = map[string]any{}
+		if d, _, _ := grade.Find(grade.All(), s.Type); d == grade.Rubrics {
+			settings, _ := specs[i].Options.(map[string]any)
+			if settings == nil {
+				settings = map[string]any{}
+				specs[i].Options = settings
 			}
-			have, _ := specs[i].Params["criteria"].([]any)
-			specs[i].Params["criteria"] = append(have, extra...)
+			have, _ := settings["criteria"].([]any)
+			settings["criteria"] = append(have, extra...)
 			return specs
 		}
 	}
-	return append(specs, grade.Spec{Type: "rubrics", Params: map[string]any{"criteria": extra}})
+	return append(specs, grade.Spec{Type: grade.Rubrics.Name, Options: map[string]any{"criteria": extra}})
 }
 
 func formatFor(explicit, path string, tty bool) (string, error) {
@@ -290,7 +295,7 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
-	return exitCode(sum.ExitCode())
+	return exitCode(runExit(sum))
 }
 
 // checkNotSameFile refuses to write results over the dataset being read.

@@ -6,7 +6,10 @@
 // Responses come from scripted rules, matched per request, or from defaults:
 // a structured-output request gets JSON generated from its schema. Rules can
 // also inject faults (429 with Retry-After, 500, 401, a body that is not
-// JSON, a hang), and every request is logged for assertions.
+// JSON, a hang), and every request is logged for assertions. StructureJudge
+// (structure.go) answers judge requests only while the prompt keeps its
+// quoted material inside its nonce-tagged blocks, so that any prompt that
+// lets an agent's text out fails a test.
 //
 // It imports only the standard library.
 package fakellm
@@ -17,6 +20,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -586,4 +590,29 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": code, "code": code, "param": nil}})
+}
+
+// Main starts a server with rules, points the OpenAI adapter at it
+// (OPENAI_BASE_URL, OPENAI_API_KEY), keeps the judge cache in a temporary
+// folder (AGENTEVAL_CACHE_DIR), runs run (a test binary's m.Run) and
+// returns its exit code. Runnable examples use it, so that their code is
+// what a user writes, provider.OpenSpec("openai:gpt-4o-mini") included.
+func Main(run func() int, rules ...*Rule) int {
+	s, err := Start(Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakellm:", err)
+		return 2
+	}
+	defer s.Close()
+	s.Add(rules...)
+	dir, err := os.MkdirTemp("", "agenteval-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakellm:", err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("OPENAI_BASE_URL", s.URL)
+	os.Setenv("OPENAI_API_KEY", "sk-fake-for-examples")
+	os.Setenv("AGENTEVAL_CACHE_DIR", dir)
+	return run()
 }

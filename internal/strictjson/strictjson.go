@@ -1,9 +1,9 @@
-// Package jsonx decodes one JSON value strictly: numbers stay json.Number
+// Package strictjson decodes one JSON value strictly: numbers stay json.Number
 // (so 2 and 2.0 remain distinguishable), and anything after the value but
 // white space is an error. encoding/json's Decoder.More misses a stray '}'
 // or ']', which would let `{"a":1}}` pass as valid. It imports only the
 // standard library.
-package jsonx
+package strictjson
 
 import (
 	"bytes"

@@ -1,5 +1,7 @@
 package agenteval
 
+import "strings"
+
 // Pos is a place in an eval file, for error messages.
 type Pos struct {
 	File string `json:"file,omitempty"`
@@ -38,20 +40,55 @@ type Turn struct {
 	Pos            Pos             `json:"-"`
 }
 
-// Aggregations of turn scores into a test score.
+// Mode says how a test talks to the agent.
+type Mode string
+
+// The modes. A single exchange is the zero value.
 const (
-	AggregateMean = "mean"
-	AggregateMin  = "min"
-	AggregateMax  = "max"
+	ModeSingle       Mode = ""
+	ModeConversation Mode = "conversation"
 )
 
-// Trial strategies: how several independent runs of a test make its score.
+// Reduction combines several scores into one: the turn scores and the
+// conversation score of a test (its aggregation), or the scores of a
+// test's trials (its strategy). The zero value is ReduceMean.
+type Reduction string
+
+// The reductions, for aggregation and trials alike.
 const (
-	TrialsMean    = "mean"
-	TrialsMin     = "min"
-	TrialsMax     = "max"
-	TrialsPassAtK = "pass_at_k"
+	ReduceMean Reduction = "mean"
+	ReduceMin  Reduction = "min"
+	ReduceMax  Reduction = "max"
+	// ReducePassAtK takes the best score: a test passes when any of its
+	// trials (or turns) does, as AgentV's pass_at_k strategy has it.
+	ReducePassAtK Reduction = "pass_at_k"
 )
+
+// Reduce combines vals. Nothing to combine reduces to 1: a unit with
+// nothing to grade passes.
+func (r Reduction) Reduce(vals []float64) float64 {
+	if len(vals) == 0 {
+		return 1
+	}
+	out := vals[0]
+	switch r {
+	case ReduceMin:
+		for _, v := range vals[1:] {
+			out = min(out, v)
+		}
+	case ReduceMax, ReducePassAtK:
+		for _, v := range vals[1:] {
+			out = max(out, v)
+		}
+	default:
+		sum := 0.0
+		for _, v := range vals {
+			sum += v
+		}
+		out = sum / float64(len(vals))
+	}
+	return out
+}
 
 // SimulatedUser drives a conversation from an instruction instead of
 // scripted turns: an LLM plays the user.
@@ -74,6 +111,19 @@ type SimulatedUser struct {
 	Temperature *float64 `json:"temperature,omitempty"`
 	// StopOnSuccess ends the conversation once every subgoal is achieved.
 	StopOnSuccess bool `json:"stop_on_success,omitempty"`
+}
+
+// PersonaText is the persona as the simulated user, and the judge of its
+// fidelity, are told it: the keywords expert and novice (non-expert)
+// expanded, any other text as written.
+func (u *SimulatedUser) PersonaText() string {
+	switch strings.ToLower(strings.ReplaceAll(strings.TrimSpace(u.Persona), "_", "-")) {
+	case "expert":
+		return "An expert in this domain: uses the right terms, gives precise details when asked, expects the assistant to keep up, and has little patience for needless questions or explanations."
+	case "novice", "non-expert", "nonexpert", "beginner":
+		return "A newcomer to this domain: describes things in everyday words, sometimes vaguely, may not know the right terms or which details matter, and needs things explained."
+	}
+	return strings.TrimSpace(u.Persona)
 }
 
 // Simulated-user defaults.
@@ -125,7 +175,34 @@ type SimulatedMessage struct {
 type Subgoal struct {
 	Details string `json:"details"`
 	Type    string `json:"type,omitempty"`
-	Turn    string `json:"turn,omitempty"`
+	// Turn, when set, is the turn (1-based) by which the subgoal must be
+	// reached; 0 means any turn.
+	Turn int `json:"turn,omitempty"`
+}
+
+// ExpectedCall is a tool call the agent should make.
+//
+// Args maps each argument the call must have to a value, compared as
+// decoded JSON (2 equals 2.0), or to a matcher: an object with a single
+// $-key. {"$any": true} accepts any value, {"$text": v} compares as text
+// (as agent_inspect does), {"$regex": "^8"} matches the value's text, and
+// {"$check": "..."} is decided by the LLM judge. AnyArgs accepts any
+// arguments at all.
+type ExpectedCall struct {
+	Tool    string         `json:"tool"`
+	Args    map[string]any `json:"args,omitempty"`
+	AnyArgs bool           `json:"any_args,omitempty"`
+	// Output, when set, must match the tool's result: a value (equal as
+	// text, or as JSON when both sides parse), or a {"$check": ...}.
+	Output *any `json:"output,omitempty"`
+	// Turn, when set, is the turn (1-based) in which the call must be
+	// made; 0 means any turn.
+	Turn int `json:"turn,omitempty"`
+	// Literal compares Args as plain values, never as matchers. Calls taken
+	// from a dataset's reference_tool_calls are literal: a recorded argument
+	// such as {"$gt": 5} is data, not an instruction.
+	Literal bool `json:"-"`
+	Pos     Pos  `json:"-"`
 }
 
 // Test is one evaluation: a single exchange, or a conversation of turns.
@@ -142,15 +219,16 @@ type Test struct {
 	ExpectedOutput string          `json:"expected_output,omitempty"`
 	Assertions     []AssertionSpec `json:"assertions,omitempty"`
 
-	// Conversation mode.
-	Conversation  bool   `json:"conversation,omitempty"`
-	Turns         []Turn `json:"turns,omitempty"`
-	Aggregation   string `json:"aggregation,omitempty"`
-	StopOnFailure bool   `json:"stop_on_failure,omitempty"`
-	WindowSize    int    `json:"window_size,omitempty"`
+	// Mode is ModeConversation for a conversation of turns; the zero
+	// value is a single exchange.
+	Mode          Mode      `json:"mode,omitempty"`
+	Turns         []Turn    `json:"turns,omitempty"`
+	Aggregation   Reduction `json:"aggregation,omitempty"`
+	StopOnFailure bool      `json:"stop_on_failure,omitempty"`
+	WindowSize    int       `json:"window_size,omitempty"`
 
-	Trials        int    `json:"trials,omitempty"`
-	TrialStrategy string `json:"trial_strategy,omitempty"`
+	Trials        int       `json:"trials,omitempty"`
+	TrialStrategy Reduction `json:"trial_strategy,omitempty"`
 
 	DependsOn           []string `json:"depends_on,omitempty"`
 	OnDependencyFailure string   `json:"on_dependency_failure,omitempty"`
@@ -162,9 +240,9 @@ type Test struct {
 
 	// User, Subgoals and ExpectedToolCalls come from agent_inspect data and
 	// our simulated-user additions.
-	User              *SimulatedUser   `json:"user,omitempty"`
-	Subgoals          []Subgoal        `json:"subgoals,omitempty"`
-	ExpectedToolCalls []map[string]any `json:"expected_tool_calls,omitempty"`
+	User              *SimulatedUser `json:"user,omitempty"`
+	Subgoals          []Subgoal      `json:"subgoals,omitempty"`
+	ExpectedToolCalls []ExpectedCall `json:"expected_tool_calls,omitempty"`
 
 	Pos Pos `json:"-"`
 }

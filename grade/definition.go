@@ -1,0 +1,260 @@
+package grade
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/judge"
+)
+
+// Definition describes one kind of grader. Each built-in grader is a plain
+// exported value (Contains, ToolCalls, Rubrics, ...), and All lists them;
+// there is no registry to add to at init time. A driver that wants fewer
+// graders, or its own, passes its own list to Validate and Find.
+type Definition struct {
+	// Name is the type an eval file's assertion or a --metric flag writes,
+	// in snake_case; kebab-case and a not_ prefix are accepted too.
+	Name string
+	// Aliases are other names for the same grader (AgentV's, older ones).
+	Aliases []string
+	// Doc is a one-line description, shown by --help and in the JSON
+	// Schema for editors.
+	Doc string
+	// Params describes the grader's own settings, beside the ones every
+	// grader takes (Common). Hints for unknown settings and the editor
+	// schema are made from it.
+	Params []Param
+	// NeedsJudge reports whether a grader with these options calls the LLM
+	// judge; nil means never. Options that do not decode need no judge
+	// (New reports them).
+	NeedsJudge func(options any) bool
+	// New builds the grader from its options: a map of settings, as an
+	// eval file or a --metric flag gives them, or the grader's options
+	// struct (Text, ToolCallsOptions, ...) from Go. It rejects bad
+	// options with an error that says what to write instead. It is nil
+	// for a grader that only tracks (Track builds it then).
+	New func(options any, env Env) (Func, error)
+	// Track, when set, builds a grader that follows a conversation turn by
+	// turn (subgoals): it returns a function that starts one conversation.
+	Track func(options any, env Env) (func() Tracking, error)
+}
+
+// Param is one setting of a grader.
+type Param struct {
+	Name string
+	// Types are the JSON types the setting takes ("string", "number",
+	// "integer", "boolean", "array", "object"); none means any value.
+	Types []string
+	// Enum, when set, lists the values allowed.
+	Enum []string
+	// Aliases are other names for the setting (AgentV's).
+	Aliases []string
+	Doc     string
+}
+
+// Common are the settings every grader takes, whatever its kind.
+var Common = []Param{
+	{Name: "type", Types: []string{"string"}, Doc: "the grader: one of the names agenteval score --help lists; a not_ prefix negates"},
+	{Name: "name", Types: []string{"string"}, Doc: "the score's name in results; defaults to the type"},
+	{Name: "weight", Types: []string{"number"}, Doc: "weight in the unit's weighted mean (default 1; 0 records without counting)"},
+	{Name: "required", Types: []string{"boolean"}, Doc: "a failure of this grader fails the whole unit"},
+	{Name: "negate", Types: []string{"boolean"}, Doc: "invert the grader: its score becomes 1 - score"},
+	{Name: "threshold", Types: []string{"number"}, Doc: "the score this grader needs to pass (default 0.8)"},
+}
+
+// Env is what a grader gets besides its options.
+type Env struct {
+	// Judge is the LLM judge; nil when none is configured, which is fine
+	// for graders that do not need one (and for checking options).
+	Judge *judge.Judge
+	// Dir is where relative paths in the options (prompt files, scripts,
+	// schemas) start: the eval file's directory.
+	Dir string
+}
+
+// Outcome is what a grader's function computes; New turns it into an
+// agenteval.Score with the fields every score shares.
+type Outcome struct {
+	Score      float64
+	Reason     string
+	Assertions []agenteval.Assertion
+	Details    map[string]any
+	Usage      *agenteval.Usage
+}
+
+// Func grades one unit.
+type Func func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error)
+
+// Tracking follows one conversation for a trackable grader.
+type Tracking interface {
+	// Observe starts grading the conversation as it stands after turn
+	// in.Turn (in.Output holds it from the first turn on). It does not
+	// block; observations run one after another, in turn order.
+	Observe(ctx context.Context, in *agenteval.GradeInput)
+	// Settled waits for the observation of turn k and reports whether the
+	// score can no longer change (every subgoal achieved).
+	Settled(k int) bool
+	// Err is why the observations stopped (a judge that failed past its
+	// retries), or nil.
+	Err() error
+	// Wait waits for the observations under way and returns what they
+	// cost, for a conversation that ends without being graded.
+	Wait() agenteval.Usage
+	// Finish waits for the observations and grades the whole
+	// conversation.
+	Finish(ctx context.Context, in *agenteval.GradeInput) (Outcome, error)
+}
+
+// Names lists the names of defs, in order.
+func Names(defs []*Definition) []string {
+	out := make([]string, len(defs))
+	for i, d := range defs {
+		out[i] = d.Name
+	}
+	return out
+}
+
+// normalize maps a type name onto a definition's form: kebab-case becomes
+// snake_case, and a not_ prefix is split off.
+func normalize(typ string) (name string, negate bool) {
+	n := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(typ)), "-", "_")
+	if rest, ok := strings.CutPrefix(n, "not_"); ok {
+		return rest, true
+	}
+	return n, false
+}
+
+// Find looks a grader type up in defs by name or alias, in any of the
+// spellings eval files use (snake_case, kebab-case, a not_ prefix, which it
+// reports).
+func Find(defs []*Definition, typ string) (d *Definition, negate bool, ok bool) {
+	name, negate := normalize(typ)
+	for _, d := range defs {
+		if d.Name == name {
+			return d, negate, true
+		}
+		for _, a := range d.Aliases {
+			if a == name {
+				return d, negate, true
+			}
+		}
+	}
+	return nil, false, false
+}
+
+var snakeName = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+
+// Validate checks a list of definitions, as a driver should before using
+// it: every definition has a snake_case name, a doc and a constructor;
+// names and aliases are unique across the list; no param repeats a common
+// setting or another param.
+func Validate(defs []*Definition) error {
+	seen := map[string]string{}
+	var errs []string
+	for i, d := range defs {
+		if d == nil {
+			errs = append(errs, fmt.Sprintf("definition %d is nil", i))
+			continue
+		}
+		for _, n := range append([]string{d.Name}, d.Aliases...) {
+			switch {
+			case !snakeName.MatchString(n):
+				errs = append(errs, fmt.Sprintf("%s: name %q is not snake_case", d.Name, n))
+			case strings.HasPrefix(n, "not_"):
+				errs = append(errs, fmt.Sprintf("%s: name %q starts with not_, which negates", d.Name, n))
+			}
+			if other, dup := seen[n]; dup {
+				errs = append(errs, fmt.Sprintf("%s: name %q is taken by %s", d.Name, n, other))
+			}
+			seen[n] = d.Name
+		}
+		if strings.TrimSpace(d.Doc) == "" {
+			errs = append(errs, fmt.Sprintf("%s: no Doc", d.Name))
+		}
+		if d.New == nil && d.Track == nil {
+			errs = append(errs, fmt.Sprintf("%s: neither New nor Track is set", d.Name))
+		}
+		params := map[string]bool{}
+		for _, c := range Common {
+			params[c.Name] = true
+		}
+		for _, p := range d.Params {
+			for _, n := range append([]string{p.Name}, p.Aliases...) {
+				if params[n] {
+					errs = append(errs, fmt.Sprintf("%s: setting %q is repeated or shadows a common setting", d.Name, n))
+				}
+				params[n] = true
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid grader definitions:\n\t%s", strings.Join(errs, "\n\t"))
+	}
+	return nil
+}
+
+// define makes a Definition whose options are the struct O. Its Params
+// come from O's fields (json name, `doc` tag, and the field's type) and
+// override anything d.Params says about the same setting; settings maps
+// decode into O field by field, so an error names the setting. build
+// checks the decoded options and makes the grader's function. needsJudge,
+// when set, decides from the options whether the judge is called.
+func define[O any](d Definition, needsJudge func(O) bool, build func(O, Env) (Func, error)) *Definition {
+	d.Params = mergeParams(paramsOf(reflect.TypeFor[O]()), d.Params)
+	params := d.Params
+	d.New = func(options any, env Env) (Func, error) {
+		o, err := decodeOptions[O](options, params)
+		if err != nil {
+			return nil, err
+		}
+		return build(o, env)
+	}
+	if needsJudge != nil {
+		d.NeedsJudge = func(options any) bool {
+			o, err := decodeOptions[O](options, params)
+			return err == nil && needsJudge(o)
+		}
+	}
+	return &d
+}
+
+// judged is define for a grader that always calls the judge.
+func judged[O any](d Definition, build func(O, Env) (Func, error)) *Definition {
+	return define(d, func(O) bool { return true }, build)
+}
+
+// deterministic is define for a grader that never calls the judge.
+func deterministic[O any](d Definition, build func(O, Env) (Func, error)) *Definition {
+	return define(d, nil, build)
+}
+
+func mergeParams(derived, given []Param) []Param {
+	for _, g := range given {
+		found := false
+		for i := range derived {
+			if derived[i].Name != g.Name {
+				continue
+			}
+			found = true
+			if g.Doc != "" {
+				derived[i].Doc = g.Doc
+			}
+			if g.Types != nil {
+				derived[i].Types = g.Types
+			}
+			derived[i].Enum = append(derived[i].Enum, g.Enum...)
+			derived[i].Aliases = append(derived[i].Aliases, g.Aliases...)
+		}
+		if !found {
+			derived = append(derived, g)
+		}
+	}
+	return derived
+}
+
+// NoOptions is the options of a grader that has no settings.
+type NoOptions struct{}

@@ -1,0 +1,214 @@
+package grade
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/judge"
+)
+
+// referenceCriterion is how a reference answer (expected_output) is judged:
+// folded into its unit's rubric call, so a graded turn costs at most one
+// judge call.
+const referenceCriterion = "The reply agrees in substance with the reference answer: it gives the same facts, recommendations and decisions (wording may differ)."
+
+// Plan is how one test is graded: the graders of each scripted turn and of
+// the test as a whole, the graders of the test's own keys, and what in it
+// calls the judge. Validation and the runner both make it with NewPlan, so
+// each rule about a test's graders lives here, once.
+type Plan struct {
+	Test *agenteval.Test
+	// Turns holds the graders of each scripted turn, in order.
+	Turns []Unit
+	// Whole holds the graders of the test as a whole: a single exchange's,
+	// or a conversation's test-level assertions.
+	Whole Unit
+	// Extras are the graders of the test's own keys (subgoals,
+	// expected_tool_calls, the simulated user's fidelity); each gives a
+	// score of its own.
+	Extras []Planned
+	// Judged lists what in the test needs the judge, where it is written.
+	Judged []JudgeUse
+}
+
+// Unit is the graders of one graded unit; its score is their weighted
+// mean.
+type Unit struct {
+	Graders []Planned
+}
+
+// Planned is one grader of a plan.
+type Planned struct {
+	Name, Type string
+	Grader     agenteval.Grader
+}
+
+// JudgeUse is something in a test that the judge grades.
+type JudgeUse struct {
+	What string
+	Pos  agenteval.Pos
+}
+
+// PlanOptions configure NewPlan. Judge may be nil: options are still
+// checked, and Judged says what would need one.
+type PlanOptions struct {
+	Judge *judge.Judge
+	// Dir is the eval file's directory, where relative paths start.
+	Dir string
+	// Threshold is the test's pass mark, the default of its graders.
+	Threshold float64
+}
+
+// NewPlan builds a test's graders. A unit's string assertions, its
+// expected_output and (when the test has no assertions of its own) the
+// test's criteria become one rubrics grader, one judge call; typed
+// assertions become their own graders. Every problem is returned, each at
+// its place in the eval file.
+func NewPlan(t *agenteval.Test, opt PlanOptions) (*Plan, []error) {
+	b := &planner{t: t, opt: opt, p: &Plan{Test: t}}
+	hasOwn := len(t.Assertions) > 0
+	for _, tr := range t.Turns {
+		hasOwn = hasOwn || len(tr.Assertions) > 0
+	}
+	criteria := ""
+	if t.Criteria != "" && !hasOwn {
+		criteria = t.Criteria
+	}
+	switch {
+	case t.Mode != agenteval.ModeConversation:
+		b.p.Whole = b.unit(t.Assertions, t.ExpectedOutput, t.Pos, criteria)
+	default:
+		for _, tr := range t.Turns {
+			b.p.Turns = append(b.p.Turns, b.unit(tr.Assertions, tr.ExpectedOutput, tr.Pos, ""))
+		}
+		b.p.Whole = b.unit(t.Assertions, "", t.Pos, criteria)
+	}
+	if len(t.Subgoals) > 0 {
+		b.use("subgoals", t.Pos)
+		b.extra(Subgoals, SubgoalsOptions{Subgoals: SubgoalList(t.Subgoals)}, nil, t.Pos)
+	}
+	if len(t.ExpectedToolCalls) > 0 {
+		pos := t.ExpectedToolCalls[0].Pos
+		if pos.Line == 0 {
+			pos = t.Pos
+		}
+		opts := ExpectedToolCallsOptions{Calls: ExpectedCalls(t.ExpectedToolCalls)}
+		if callsNeedJudge(t.ExpectedToolCalls) {
+			b.use("expected_tool_calls with a check", pos)
+		}
+		b.extra(ExpectedToolCalls, opts, nil, pos)
+	}
+	if t.User != nil && opt.Judge != nil {
+		// It grades the simulator, not the agent: shown, never counted.
+		zero := 0.0
+		b.extra(UserFidelity, nil, &zero, t.Pos)
+	}
+	return b.p, b.errs
+}
+
+type planner struct {
+	t    *agenteval.Test
+	opt  PlanOptions
+	p    *Plan
+	errs []error
+}
+
+func (b *planner) use(what string, pos agenteval.Pos) {
+	b.p.Judged = append(b.p.Judged, JudgeUse{What: what, Pos: pos})
+}
+
+func (b *planner) fail(pos agenteval.Pos, err error) {
+	var ue *UnknownGraderError
+	if errors.As(err, &ue) {
+		msg := fmt.Sprintf("unknown assertion type %q", ue.Type)
+		if ue.Suggest != "" {
+			msg += fmt.Sprintf("; did you mean %q?", ue.Suggest)
+		}
+		err = errors.New(msg + "; see agenteval score --help for the list")
+	}
+	b.errs = append(b.errs, pos.Errorf(err.Error()))
+}
+
+// add builds spec at pos, with the test's threshold unless it has its
+// own.
+func (b *planner) add(spec Spec, pos agenteval.Pos) (Planned, bool) {
+	spec.Judge, spec.Dir = b.opt.Judge, b.opt.Dir
+	if spec.Threshold == nil {
+		th := b.opt.Threshold
+		spec.Threshold = &th
+	}
+	g, err := build(spec)
+	if err != nil {
+		b.fail(pos, err)
+		return Planned{}, false
+	}
+	name := spec.Name
+	if name == "" {
+		name, _ = normalize(spec.Type)
+	}
+	return Planned{Name: name, Type: spec.Type, Grader: g}, true
+}
+
+func (b *planner) extra(d *Definition, options any, weight *float64, pos agenteval.Pos) {
+	if pl, ok := b.add(Spec{Type: d.Name, Name: d.Name, Options: options, Weight: weight}, pos); ok {
+		b.p.Extras = append(b.p.Extras, pl)
+	}
+}
+
+// unit builds the graders of one unit: its string assertions, reference
+// and criteria as one rubrics grader, then each typed assertion.
+func (b *planner) unit(list []agenteval.AssertionSpec, reference string, pos agenteval.Pos, criteria string) Unit {
+	var u Unit
+	var crits Criteria
+	for _, a := range list {
+		if a.Type == "" {
+			crits = append(crits, Criterion{Outcome: a.Criterion})
+			b.use("string assertions", a.Pos)
+		}
+	}
+	if reference != "" {
+		crits = append(crits, Criterion{ID: "expected_output", Outcome: referenceCriterion})
+		b.use("expected_output", pos)
+	}
+	if criteria != "" {
+		crits = append(crits, Criterion{ID: "criteria", Outcome: criteria})
+		b.use("criteria", pos)
+	}
+	if len(crits) > 0 {
+		// The rubric's own threshold is the default: the unit's score, not
+		// this grader's verdict, decides the unit.
+		g, err := build(Spec{Type: Rubrics.Name, Name: Rubrics.Name, Judge: b.opt.Judge, Dir: b.opt.Dir, Options: RubricsOptions{Criteria: crits}})
+		if err != nil {
+			b.fail(pos, err)
+		} else {
+			u.Graders = append(u.Graders, Planned{Name: Rubrics.Name, Type: Rubrics.Name, Grader: g})
+		}
+	}
+	for _, a := range list {
+		if a.Type == "" {
+			continue
+		}
+		spec := fromAssertion(a)
+		pl, ok := b.add(spec, a.Pos)
+		if !ok {
+			continue
+		}
+		if spec.NeedsJudge() {
+			b.use("a "+a.Type+" assertion", a.Pos)
+		}
+		u.Graders = append(u.Graders, pl)
+	}
+	return u
+}
+
+// NeedsJudge says what in the plan needs the judge, the first in the
+// file; ok is false when nothing does.
+func (p *Plan) NeedsJudge() (first JudgeUse, ok bool) {
+	for i, u := range p.Judged {
+		if i == 0 || u.Pos.Line < first.Pos.Line || (u.Pos.Line == first.Pos.Line && u.Pos.Col < first.Pos.Col) {
+			first = u
+		}
+	}
+	return first, len(p.Judged) > 0
+}
