@@ -190,6 +190,10 @@ func (s *Source) NextRaw() (dataset.RawRow, error) {
 	}
 	c, err := s.cr.next()
 	if err != nil {
+		var pe *agenteval.PosError
+		if errors.As(err, &pe) && pe.File == "" {
+			pe.File = s.name
+		}
 		if err == io.EOF {
 			for _, p := range s.cr.warnings() {
 				s.warnings = append(s.warnings, s.posErr(p))
