@@ -47,6 +47,7 @@ type Receiver struct {
 	arrived  chan struct{} // closed and replaced on every arrival
 	received int
 	taken    int
+	late     int
 	rejected int
 }
 
@@ -75,17 +76,18 @@ func Listen(addr string) (*Receiver, error) {
 // OTEL_EXPORTER_OTLP_ENDPOINT takes it.
 func (r *Receiver) Endpoint() string { return "http://" + r.ln.Addr().String() }
 
-// Stats says how many spans and events arrived, how many turns took, and
-// how many requests were refused.
+// Stats says how many spans and events arrived, how many turns took, how
+// many came after their turn had been graded, and how many requests were
+// refused.
 type Stats struct {
-	Received, Taken, Unmatched, Rejected int
+	Received, Taken, Late, Unmatched, Rejected int
 }
 
 // Stats counts what the receiver has seen so far.
 func (r *Receiver) Stats() Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Stats{Received: r.received, Taken: r.taken, Unmatched: r.received - r.taken, Rejected: r.rejected}
+	return Stats{Received: r.received, Taken: r.taken, Late: r.late, Unmatched: r.received - r.taken - r.late, Rejected: r.rejected}
 }
 
 // Close stops the receiver, waiting briefly for requests in flight.
@@ -215,6 +217,8 @@ func (r *Receiver) take(conv, traceID string, since time.Time) []trace.Span {
 			if !s.Start().Before(since) {
 				out = append(out, s)
 				r.taken++
+			} else {
+				r.late++
 			}
 		}
 		delete(r.traces, t)

@@ -77,6 +77,9 @@ func (f *otlpFlags) stop(e *env, quiet bool) {
 		return
 	}
 	msg := fmt.Sprintf("otlp: %d spans and events received on %s, %d matched a turn", st.Received, f.receiver.Endpoint(), st.Taken)
+	if st.Late > 0 {
+		msg += fmt.Sprintf("; %d arrived after their turn was graded (raise --otlp-wait, or have the agent flush its spans before it replies)", st.Late)
+	}
 	if st.Unmatched > 0 {
 		msg += fmt.Sprintf("; %d matched none (give them gen_ai.conversation.id = the request's conversation_id, or parent them on its traceparent)", st.Unmatched)
 	}
