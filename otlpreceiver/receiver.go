@@ -195,6 +195,9 @@ func (r *Receiver) add(spans []trace.Span) {
 		}
 	}
 	r.received += len(spans)
+	if len(r.traces) > maxTraces {
+		r.prune(now.Add(-staleAfter))
+	}
 	close(r.arrived)
 	r.arrived = make(chan struct{})
 }
@@ -267,4 +270,31 @@ func (r *Receiver) turnTraces(conv, traceID string) map[string]bool {
 		ids[t] = true
 	}
 	return ids
+}
+
+// Traces no turn takes (an agent's own HTTP spans, say) would pile up over
+// a long run: past maxTraces, those idle for staleAfter are dropped. They
+// count as matching no turn.
+const (
+	maxTraces  = 10000
+	staleAfter = 2 * time.Minute
+)
+
+// prune drops the traces that last grew before cutoff. r.mu is held.
+func (r *Receiver) prune(cutoff time.Time) {
+	for t, b := range r.traces {
+		if b.last.Before(cutoff) {
+			delete(r.traces, t)
+		}
+	}
+	for c, ts := range r.convs {
+		for t := range ts {
+			if r.traces[t] == nil {
+				delete(ts, t)
+			}
+		}
+		if len(ts) == 0 {
+			delete(r.convs, c)
+		}
+	}
 }
