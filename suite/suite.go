@@ -89,6 +89,9 @@ type Options struct {
 	SimulatorAvailable bool
 	// Env looks up environment variables; nil means the process environment.
 	Env func(string) (string, bool)
+	// NoExec refuses what would run a program: script graders and command
+	// targets (--no-exec).
+	NoExec bool
 }
 
 // Load reads and validates an eval file: YAML, or agent_inspect JSON. The
@@ -135,6 +138,9 @@ func (d *decoder) parse(data []byte, lang string) (*yaml.Node, bool) {
 		} else {
 			d.errs = append(d.errs, &agenteval.PosError{File: d.file, Msg: "not valid " + lang + ": " + err.Error()})
 		}
+		return nil, false
+	}
+	if !d.checkAliases(&doc) {
 		return nil, false
 	}
 	return resolve(&doc), true

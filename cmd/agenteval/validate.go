@@ -35,7 +35,7 @@ the simulated users.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code := exitOK
-			opt := suite.Options{JudgeAvailable: judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != "", SimulatorAvailable: simulator != ""}
+			opt := suite.Options{JudgeAvailable: judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != "", SimulatorAvailable: simulator != "", NoExec: e.noExec}
 			for _, path := range args {
 				c := validateFile(e, path, opt, &input)
 				code = max(code, c)
