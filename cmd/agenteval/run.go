@@ -123,7 +123,7 @@ func readDone(path string) (map[string]map[string]agenteval.ExecutionStatus, int
 type counters struct {
 	total                        int
 	done, pass, fail, errs, skip atomic.Int64
-	tokens                       atomic.Int64
+	tokens, retries              atomic.Int64
 }
 
 func (c *counters) add(r *agenteval.Result) {
@@ -140,12 +140,17 @@ func (c *counters) add(r *agenteval.Result) {
 	}
 	if r.Usage != nil {
 		c.tokens.Add(r.Usage.InputTokens + r.Usage.OutputTokens)
+		c.retries.Add(int64(r.Usage.Retries))
 	}
 }
 
 func (c *counters) line(start time.Time) string {
-	return fmt.Sprintf("%d/%d tests · %d passed · %d failed · %d errors · %s tokens · %s",
-		c.done.Load(), c.total, c.pass.Load(), c.fail.Load(), c.errs.Load(), humanCount(c.tokens.Load()), time.Since(start).Round(time.Second))
+	s := fmt.Sprintf("%d/%d tests · %d passed · %d failed · %d errors · %s tokens",
+		c.done.Load(), c.total, c.pass.Load(), c.fail.Load(), c.errs.Load(), humanCount(c.tokens.Load()))
+	if n := c.retries.Load(); n > 0 {
+		s += fmt.Sprintf(" · %d retries", n)
+	}
+	return s + " · " + time.Since(start).Round(time.Second).String()
 }
 
 func humanCount(n int64) string {
@@ -181,6 +186,9 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			loadErrs = append(loadErrs, err.Error())
 			continue
 		}
+		// Every target's credentials are secrets, whichever target runs:
+		// a command target inherits the whole environment.
+		target.NoteSecrets(s)
 		suites = append(suites, s)
 	}
 	debug.SetGCPercent(gc)
@@ -294,12 +302,15 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	if cerr := writers.Close(&sum); cerr != nil && runErr == nil {
 		runErr = cerr
 	}
-	if !f.quiet && !e.stdoutTTY && e.stderrTTY {
+	// The totals end every run whose results are not already a table on
+	// the terminal: CI logs need them, after Ctrl-C too.
+	if !f.quiet && !e.stdoutTTY {
 		fmt.Fprintln(e.stderr, c.line(start))
 		if u := report.UsageLine(sum.Usage); u != "" {
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
+	f.judge.reportCache(e.stderr)
 	if runErr != nil {
 		var fe *agenteval.FatalError
 		switch {
@@ -336,7 +347,7 @@ func (f *runFlags) options(s *suite.Suite) (run.Options, error) {
 	// beside it: a provider serving both needs room for twice -j.
 	conc := max(32, 2*f.jobs)
 	agent, err := target.Open(ts, s, target.Options{Configure: func(c *provider.Config) {
-		c.Timeout, c.RequestsPerMinute, c.Concurrency = f.judge.timeout, f.judge.rpm, conc
+		c.Timeout, c.RequestsPerMinute, c.Concurrency, c.CallBudget = f.judge.timeout, f.judge.rpm, conc, f.judge.callBudget
 		c.MaxRetries = f.judge.maxRetries
 		if f.judge.maxRetries == 0 {
 			c.MaxRetries = -1

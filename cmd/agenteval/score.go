@@ -295,6 +295,7 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
+	f.judge.reportCache(e.stderr)
 	return exitCode(runExit(sum))
 }
 
