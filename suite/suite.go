@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/bytesize"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -92,11 +93,25 @@ type Options struct {
 	// NoExec refuses what would run a program: script graders and command
 	// targets (--no-exec).
 	NoExec bool
+	// MaxFileBytes bounds the eval file, which is read whole; 0 means
+	// DefaultMaxFileBytes, a negative number no limit.
+	MaxFileBytes int64
 }
+
+// DefaultMaxFileBytes bounds an eval file: it is parsed whole, and its
+// node tree is several times its size.
+const DefaultMaxFileBytes = 64 << 20
 
 // Load reads and validates an eval file: YAML, or agent_inspect JSON. The
 // error, when not nil, joins every problem found, each a *agenteval.PosError.
 func Load(path string, opt Options) (*Suite, error) {
+	limit := opt.MaxFileBytes
+	if limit == 0 {
+		limit = DefaultMaxFileBytes
+	}
+	if st, err := os.Stat(path); err == nil && limit > 0 && st.Size() > limit {
+		return nil, &agenteval.PosError{File: path, Msg: fmt.Sprintf("the eval file is %s, over the %s limit for one file; raise it with --max-file-size, or split it into several files", bytesize.Format(st.Size()), bytesize.Format(limit))}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read eval file: %w", err)

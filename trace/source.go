@@ -75,6 +75,11 @@ type Options struct {
 // Source yields one dataset row per conversation of a file, in any format
 // of Formats. It satisfies run.RowSource.
 type Source struct {
+	// MaxRowBytes bounds one row of a dataset file, as
+	// dataset.Reader.MaxRowBytes does; trace formats are streamed span by
+	// span instead.
+	MaxRowBytes int64
+
 	name     string
 	format   *Format
 	ds       *dataset.Reader
@@ -177,6 +182,7 @@ func (s *Source) Next() (*dataset.Row, error) {
 // parallel.
 func (s *Source) NextRaw() (dataset.RawRow, error) {
 	if s.ds != nil {
+		s.ds.MaxRowBytes = s.MaxRowBytes
 		raw, err := s.ds.NextRaw()
 		if err != nil || len(s.refs) == 0 {
 			return raw, err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval/cache"
+	"github.com/agenteval/agenteval/internal/bytesize"
 	"github.com/spf13/cobra"
 )
 
@@ -29,7 +30,7 @@ another project, is ignored and reported, never trusted.`,
 			if err != nil {
 				return &exitError{code: exitExecution, err: err}
 			}
-			fmt.Fprintf(e.stdout, "%s: %d %s, %s", st.Dir, st.Entries, plural(st.Entries, "reply", "replies"), sizeText(st.Bytes))
+			fmt.Fprintf(e.stdout, "%s: %d %s, %s", st.Dir, st.Entries, plural(st.Entries, "reply", "replies"), bytesize.Format(st.Bytes))
 			if st.Entries > 0 {
 				fmt.Fprintf(e.stdout, ", written %s to %s", st.Oldest.Format(time.DateOnly), st.Newest.Format(time.DateOnly))
 			}
@@ -62,14 +63,4 @@ another project, is ignored and reported, never trusted.`,
 	clear.Flags().DurationVar(&olderThan, "older-than", 0, "remove only replies written longer ago than this, such as 336h")
 	cmd.AddCommand(stats, clear)
 	return cmd
-}
-
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -64,6 +64,7 @@ reported too, and do not change the exit code.`,
 				return err
 			}
 			defer r.Close()
+			r.MaxRowBytes = e.maxRow
 			bad := 0
 			for {
 				row, err := r.Next()

@@ -181,7 +181,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	// run's peak memory.
 	gc := debug.SetGCPercent(20)
 	for _, p := range paths {
-		s, err := suite.Load(p, suite.Options{JudgeAvailable: judgeAvailable, SimulatorAvailable: f.simulator != "", NoExec: e.noExec})
+		s, err := suite.Load(p, suite.Options{JudgeAvailable: judgeAvailable, SimulatorAvailable: f.simulator != "", NoExec: e.noExec, MaxFileBytes: e.maxFile})
 		if err != nil {
 			loadErrs = append(loadErrs, err.Error())
 			continue

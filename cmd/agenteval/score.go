@@ -216,6 +216,7 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		return err
 	}
 	defer src.Close()
+	src.MaxRowBytes = e.maxRow
 
 	var writers report.Multi
 	var outFile *os.File

@@ -35,7 +35,7 @@ the simulated users.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code := exitOK
-			opt := suite.Options{JudgeAvailable: judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != "", SimulatorAvailable: simulator != "", NoExec: e.noExec}
+			opt := suite.Options{JudgeAvailable: judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != "", SimulatorAvailable: simulator != "", NoExec: e.noExec, MaxFileBytes: e.maxFile}
 			for _, path := range args {
 				c := validateFile(e, path, opt, &input)
 				code = max(code, c)
@@ -95,6 +95,7 @@ func validateFile(e *env, path string, opt suite.Options, input *inputFlags) int
 		fmt.Fprintf(e.stderr, "%s: %s\n", path, strings.TrimPrefix(err.Error(), "open dataset: "))
 		return exitUsage
 	}
+	r.MaxRowBytes = e.maxRow
 	defer r.Close()
 	rows, bad, nerr, nwarn := 0, 0, 0, 0
 	for {
