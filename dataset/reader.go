@@ -29,6 +29,9 @@ type RawRow struct {
 	Oversize int64
 	// limit is the MaxRowBytes that an oversize row broke.
 	limit int64
+	// Decoded is set by readers of other formats (traces, session logs),
+	// which build the sample as they read; Decode then returns it as is.
+	Decoded *Row
 }
 
 // DefaultMaxRowBytes bounds one row: a conversation of this size is
@@ -64,6 +67,9 @@ func (r *Row) Err() error {
 
 // Decode decodes and validates the row.
 func (rr RawRow) Decode() *Row {
+	if rr.Decoded != nil {
+		return rr.Decoded
+	}
 	row := &Row{RawRow: rr}
 	if rr.Oversize > 0 {
 		row.Errors = append(row.Errors, &agenteval.PosError{File: rr.File, Line: rr.Line, Col: rr.Col,
@@ -85,7 +91,15 @@ func (rr RawRow) Decode() *Row {
 		return row
 	}
 	s, problems := DecodeSample(rr.Data)
+	row = rr.positioned(problems)
 	row.Sample = s
+	return row
+}
+
+// positioned turns problems found inside the row into positioned errors
+// and warnings, in the order they appear in the row.
+func (rr RawRow) positioned(problems []Problem) *Row {
+	row := &Row{RawRow: rr}
 	sortProblems(rr.Data, problems)
 	for _, p := range problems {
 		line, col := rr.position(problemOffset(rr.Data, p.Path))

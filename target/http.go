@@ -96,6 +96,9 @@ func (a *HTTPAgent) Respond(ctx context.Context, req *agenteval.AgentRequest) (*
 	for k, v := range a.Headers {
 		hr.Header.Set(k, v)
 	}
+	if req.TraceParent != "" {
+		hr.Header.Set("traceparent", req.TraceParent)
+	}
 	client := a.Client
 	if client == nil {
 		client = http.DefaultClient

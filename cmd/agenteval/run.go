@@ -38,6 +38,8 @@ type runFlags struct {
 	resume    string
 	format    string
 	quiet     bool
+	otlp      otlpFlags
+	otel      otelFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -78,6 +80,8 @@ the tests already in FILE.`,
 	fl.StringVar(&f.format, "format", "", "stdout format: table, jsonl or json (default: table on a terminal, else jsonl)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	f.judge.add(fl)
+	f.otlp.add(fl)
+	f.otel.add(fl)
 	return cmd
 }
 
@@ -237,12 +241,22 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		files = append(files, fh)
 		writers = append(writers, report.NewJUnit(fh))
 	}
+	if ow, err := f.otel.writer(e.stderr); err != nil {
+		return err
+	} else if ow != nil {
+		writers = append(writers, ow)
+	}
 	switch {
 	case e.stdoutTTY && f.format == "":
 		writers = append(writers, report.NewTable(e.stdout, report.TableOptions{Color: e.color, NoMetricSummary: true}))
 	case out == "" || f.format != "":
 		writers = append(writers, newWriter(format, e.stdout, nil, e.color && format == "table"))
 	}
+
+	if err := f.otlp.start(); err != nil {
+		return err
+	}
+	defer f.otlp.stop(e, f.quiet)
 
 	var sum report.Summary
 	var sumMu sync.Mutex
@@ -342,6 +356,7 @@ func (f *runFlags) options(s *suite.Suite) (run.Options, error) {
 	if err != nil {
 		return run.Options{}, usageErr("target %s: %s", ts.Name, provider.Redact(err.Error()))
 	}
+	agent = f.otlp.wrap(agent)
 	opt := run.Options{Agent: agent, Target: ts.Name, Concurrency: f.jobs, Trials: f.trials, Filter: f.filter}
 	if f.threshold != -1 {
 		th := f.threshold

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/dataset"
 	"github.com/agenteval/agenteval/grade"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
@@ -29,6 +28,8 @@ type scoreFlags struct {
 	threshold float64
 	jobs      int
 	quiet     bool
+	input     inputFlags
+	otel      otelFlags
 }
 
 func metricsHelp() string {
@@ -51,11 +52,18 @@ func newScoreCmd(e *env) *cobra.Command {
 	var f scoreFlags
 	cmd := &cobra.Command{
 		Use:   "score DATASET",
-		Short: "Score recorded conversations with one or more metrics",
-		Long: `Score every sample of a dataset (Ragas MultiTurnSample JSONL, OpenAI-messages
-JSONL, or a JSON array of either; "-" reads standard input) with the metrics
-given by --metric. Each sample becomes one result: its test_id is the row's
-id, else row-N.
+		Short: "Score recorded conversations or traces with one or more metrics",
+		Long: `Score every conversation of a file with the metrics given by --metric; "-"
+reads standard input. The file may be a dataset (Ragas MultiTurnSample JSONL,
+OpenAI-messages JSONL, or a JSON array of either) or what agents already
+record: OTLP JSON traces or logs (OpenTelemetry GenAI, OpenLLMetry,
+OpenInference), an OpenAI Agents SDK trace export, LangChain/LangGraph
+messages, an Inspect log, an ATIF trajectory, or a Claude Code, Codex or
+Copilot CLI session log. The format is detected from the content;
+--input-format forces one. Each conversation becomes one result: its test_id
+is the row's id (for traces the conversation id, else the trace id), else
+row-N. Traces carry no references: --reference FILE joins them by id from a
+JSONL of {"id", "reference", "reference_tool_calls", ...} rows.
 
 A metric takes settings in parentheses, and the settings name, weight,
 threshold, required and negate apply to every metric:
@@ -85,6 +93,8 @@ in .json) and still shows the table on a terminal.`,
 	fl.Float64Var(&f.threshold, "threshold", agenteval.DefaultThreshold, "score a sample and each metric must reach to pass")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "samples graded at once (default: one per CPU)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress or summary on stderr")
+	f.input.add(fl)
+	f.otel.add(fl)
 	fl.StringArrayVar(&f.criteria, "criterion", nil, "a criterion for the rubrics metric (repeatable); adds rubrics when --metric lacks it")
 	f.judge.add(fl)
 	return cmd
@@ -200,9 +210,9 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	if err := checkNotSameFile(path, f.output); err != nil {
 		return err
 	}
-	src, err := dataset.Open(path)
+	src, err := f.input.open(path)
 	if err != nil {
-		return usageErr("%v", err)
+		return err
 	}
 	defer src.Close()
 	src.MaxRowBytes = e.maxRow
@@ -221,6 +231,12 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		}
 	} else {
 		writers = append(writers, newWriter(format, e.stdout, names, e.color && format == "table"))
+	}
+
+	if ow, err := f.otel.writer(e.stderr); err != nil {
+		return err
+	} else if ow != nil {
+		writers = append(writers, ow)
 	}
 
 	var done atomic.Int64
@@ -244,6 +260,9 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	})
 	sum.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	prog.stop()
+	for _, w := range src.Warnings() {
+		problems.print(w, true)
+	}
 	problems.finish()
 	if cerr := writers.Close(&sum); cerr != nil && err == nil {
 		err = cerr
