@@ -23,6 +23,11 @@ type AgentRequest struct {
 	Turn int `json:"turn"`
 	// Messages is the full history, ending with this turn's user message.
 	Messages Conversation `json:"messages"`
+	// TraceParent, when set, is a W3C traceparent for the turn: an agent
+	// that parents its spans on it lets the runner match them to the turn
+	// (agenteval run --otlp-listen). HTTP targets also send it as the
+	// traceparent header.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // AgentResponse is what the agent added in one turn.

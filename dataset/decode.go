@@ -32,6 +32,9 @@ var toolCallKeys = []string{"id", "type", "name", "args", "arguments", "function
 // decoder collects problems while it decodes one row.
 type decoder struct {
 	problems []Problem
+	// referenceOnly accepts rows without a conversation: they only carry
+	// references for conversations read from elsewhere.
+	referenceOnly bool
 }
 
 func (d *decoder) fail(p jsonpos.Path, format string, a ...any) {
@@ -133,6 +136,9 @@ func (d *decoder) row(raw []byte) *agenteval.Sample {
 	case hasUI && hasMsgs:
 		d.fail(jsonpos.Path{"messages"}, "the row has both user_input and messages; keep one of them")
 	case !hasUI && !hasMsgs:
+		if d.referenceOnly {
+			break
+		}
 		d.fail(nil, "the row has no conversation; put its messages under \"user_input\" (Ragas) or \"messages\" (OpenAI)")
 	case hasUI:
 		s.UserInput = d.conversation(jsonpos.Path{"user_input"}, ui)

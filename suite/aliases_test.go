@@ -86,3 +86,25 @@ func BenchmarkBillionLaughs(b *testing.B) {
 		}
 	}
 }
+
+// TestNotText: bytes that cannot be in a text file are reported at their
+// line and column, and an empty file says it is empty.
+func TestNotText(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000)
+	tests := []struct{ file, data, want string }{
+		{"latin1.yaml", "tests:\n  - id: a\n    input: caf\xe9\n", "latin1.yaml:3:15: byte 0xE9 is not valid UTF-8; save the eval file as UTF-8"},
+		{"bin.yaml", "\x00\x01binary", "bin.yaml:1:1: control character 0x00; an eval file is text (is this a binary file?)"},
+		{"empty.yaml", "", "empty.yaml:1:1: the eval file is empty; it needs at least tests:"},
+		{"comments.yaml", "# nothing yet\n", "comments.yaml:1:1: the eval file is empty"},
+		{"deep.json", deep, "deep.json:1:50001: not valid JSON: it nests deeper than 10,000 levels"},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.file, []byte(tt.data), Options{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.file, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "something else") {
+			t.Errorf("%s: %v", tt.file, err)
+		}
+	}
+}

@@ -9,19 +9,19 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/dataset"
 	"github.com/agenteval/agenteval/suite"
 	"github.com/spf13/cobra"
 )
 
 func newValidateCmd(e *env) *cobra.Command {
 	var judgeSpec, simulator string
+	var input inputFlags
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check eval files and datasets, reporting every problem with its line and column",
-		Long: `Check eval files (YAML suites, agent_inspect JSON) and datasets (Ragas or
-OpenAI-messages JSONL, or a JSON array), and report every problem as
-path:line:col: message on stderr. Exit 0 when every file is valid, 1 when
+		Long: `Check eval files (YAML suites, agent_inspect JSON), datasets (Ragas or
+OpenAI-messages JSONL, or a JSON array) and traces in any format score reads,
+and report every problem as path:line:col: message on stderr. Exit 0 when every file is valid, 1 when
 any is not, 2 when a file cannot be read.
 
 Suites with string assertions need a judge; --judge (or AGENTEVAL_JUDGE)
@@ -35,9 +35,9 @@ the simulated users.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code := exitOK
-			opt := suite.Options{JudgeAvailable: judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != "", SimulatorAvailable: simulator != ""}
+			opt := suite.Options{JudgeAvailable: judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != "", SimulatorAvailable: simulator != "", NoExec: e.noExec, MaxFileBytes: e.maxFile}
 			for _, path := range args {
-				c := validateFile(e, path, opt)
+				c := validateFile(e, path, opt, &input)
 				code = max(code, c)
 			}
 			if code == exitUsage {
@@ -48,6 +48,7 @@ the simulated users.`,
 	}
 	cmd.Flags().StringVar(&judgeSpec, "judge", "", "the judge that will grade the suites' string assertions")
 	cmd.Flags().StringVar(&simulator, "simulator", "", "the model that will play simulated users")
+	cmd.Flags().StringVar(&input.format, "input-format", "", "read data files as this format instead of detecting it")
 	return cmd
 }
 
@@ -61,7 +62,7 @@ func validateSuite(e *env, path string, opt suite.Options) int {
 		}
 		fmt.Fprintln(e.stderr, err.Error())
 		n := strings.Count(err.Error(), "\n") + 1
-		fmt.Fprintf(e.stdout, "%s: invalid: %d errors\n", path, n)
+		fmt.Fprintf(e.stdout, "%s: invalid: %s\n", path, counted(n, "error"))
 		return exitFailed
 	}
 	turns, simulated := 0, 0
@@ -75,12 +76,12 @@ func validateSuite(e *env, path string, opt suite.Options) int {
 	if simulated > 0 {
 		extra = fmt.Sprintf(", %d simulated", simulated)
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %d tests (%d conversation turns%s)\n", path, len(s.Tests), turns, extra)
+	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s)\n", path, counted(len(s.Tests), "test"), counted(turns, "conversation turn"), extra)
 	return exitOK
 }
 
 // validateFile checks one file and returns its exit code.
-func validateFile(e *env, path string, opt suite.Options) int {
+func validateFile(e *env, path string, opt suite.Options, input *inputFlags) int {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
 		return validateSuite(e, path, opt)
@@ -89,13 +90,16 @@ func validateFile(e *env, path string, opt suite.Options) int {
 			return validateSuite(e, path, opt)
 		}
 	}
-	r, err := dataset.Open(path)
+	r, err := input.open(path)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "%s: %v\n", path, errors.Unwrap(err))
+		fmt.Fprintf(e.stderr, "%s: %s\n", path, strings.TrimPrefix(err.Error(), "open dataset: "))
 		return exitUsage
 	}
+	r.MaxRowBytes = e.maxRow
 	defer r.Close()
 	rows, bad, nerr, nwarn := 0, 0, 0, 0
+	problems := newProblemPrinter(e.stderr)
+	defer problems.finish()
 	for {
 		row, err := r.Next()
 		if err == io.EOF {
@@ -117,28 +121,37 @@ func validateFile(e *env, path string, opt suite.Options) int {
 			bad++
 		}
 		for _, pe := range row.Errors {
-			fmt.Fprintln(e.stderr, pe.Error())
+			problems.print(pe, false)
 			nerr++
 		}
 		for _, pe := range row.Warnings {
-			w := *pe
-			w.Msg = "warning: " + w.Msg
-			fmt.Fprintln(e.stderr, w.Error())
+			problems.print(pe, true)
 			nwarn++
 		}
 	}
+	for _, pe := range r.Warnings() {
+		problems.print(pe, true)
+		nwarn++
+	}
 	warn := ""
 	if nwarn > 0 {
-		warn = fmt.Sprintf(", %d warnings", nwarn)
+		warn = ", " + counted(nwarn, "warning")
 	}
 	if bad > 0 {
-		fmt.Fprintf(e.stdout, "%s: invalid: %d of %d rows have problems (%d errors%s)\n", path, bad, rows, nerr, warn)
+		fmt.Fprintf(e.stdout, "%s: invalid: %d of %s %s problems (%s%s)\n", path, bad, counted(rows, "row"), plural(bad, "has", "have"), counted(nerr, "error"), warn)
 		return exitFailed
 	}
 	if rows == 0 {
 		fmt.Fprintf(e.stdout, "%s: invalid: no rows\n", path)
 		return exitFailed
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %d samples (%s%s)\n", path, rows, r.FormatName(), warn)
+	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s)\n", path, counted(rows, "sample"), r.FormatName(), warn)
 	return exitOK
+}
+
+// warning renders a problem that does not make its row invalid.
+func warning(pe *agenteval.PosError) string {
+	w := *pe
+	w.Msg = "warning: " + w.Msg
+	return w.Error()
 }
