@@ -279,6 +279,15 @@ func TestBrowserViewer(t *testing.T) {
 	}
 	waitFor(t, ctx, "the page says the run finished", `document.querySelector(".top .live").innerText === "run finished"`)
 	noScriptRan(t, ctx)
+
+	// The list of runs takes in a run that starts while it is open.
+	step(t, ctx, "open the list again", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(".runs-table input")))
+	waitFor(t, ctx, "three runs are listed", `document.querySelectorAll(".runs-table tr").length === 4`)
+	h2 := &report.Header{RunID: "late00000002", Started: time.Now().UTC(), Command: "run", Target: "good", Suites: h.Suites}
+	if err := w.StartRun(bg, h2); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the new run shows without a reload", `document.querySelectorAll(".runs-table tr").length === 5 && document.querySelector(".runs-table").innerText.indexOf("late00000002") >= 0`)
 }
 
 func waitStored(t *testing.T, db *sqlite.DB, id string, n int) {

@@ -656,36 +656,58 @@
       bar.appendChild(btn);
       bar.appendChild(note);
       page.appendChild(bar);
-      var picked = [];
+      var picked = []; // ids, oldest pick first
+      var byID = {};
       var table = el("table", "runs-table");
-      table.appendChild(el("tr", null, ["", "run", "started", "suites", "target", "passed", "failed", "errors", "tokens", "cost", "duration", "status"].map(function (h) { return el("th", null, h); })));
-      var list = meta.runs_list || [];
-      if (!list.length) page.appendChild(el("p", "hint", "No runs are stored yet. agenteval run records each run."));
-      list.forEach(function (r) {
-        var cb = el("input");
-        cb.type = "checkbox";
-        cb.setAttribute("aria-label", "pick " + r.id);
-        cb.addEventListener("change", function () {
-          if (cb.checked) picked.push(r); else picked = picked.filter(function (x) { return x !== r; });
-          while (picked.length > 2) { var old = picked.shift(); table.querySelector('input[data-id="' + CSS.escape(old.id) + '"]').checked = false; }
-          btn.disabled = picked.length !== 2;
+      var hint = el("p", "hint", "No runs are stored yet. agenteval run records each run.");
+      function draw(list) {
+        clear(table);
+        byID = {};
+        table.appendChild(el("tr", null, ["", "run", "started", "suites", "target", "passed", "failed", "errors", "tokens", "cost", "duration", "status"].map(function (h) { return el("th", null, h); })));
+        hint.style.display = list.length ? "none" : "";
+        picked = picked.filter(function (id) { return list.some(function (r) { return r.id === id; }); });
+        list.forEach(function (r) {
+          byID[r.id] = r;
+          var cb = el("input");
+          cb.type = "checkbox";
+          cb.checked = picked.indexOf(r.id) >= 0;
+          cb.setAttribute("aria-label", "pick " + r.id);
+          cb.setAttribute("data-id", r.id);
+          cb.addEventListener("change", function () {
+            if (cb.checked) picked.push(r.id); else picked = picked.filter(function (x) { return x !== r.id; });
+            while (picked.length > 2) { var old = picked.shift(); table.querySelector('input[data-id="' + CSS.escape(old) + '"]').checked = false; }
+            btn.disabled = picked.length !== 2;
+          });
+          var a = el("a", null, r.id);
+          a.setAttribute("href", "/runs/" + encodeURIComponent(r.id));
+          var idCell = el("td", null, a, " ", (r.tags || []).map(function (t) { return el("span", "tag", t); }));
+          table.appendChild(el("tr", null, el("td", null, cb), idCell, el("td", null, when(r.started)),
+            el("td", null, r.suites), el("td", null, r.target || ""), el("td", "num", r.passed), el("td", "num", r.failed), el("td", "num", r.errored),
+            el("td", "num", fmtInt(r.tokens)), el("td", "num", r.used ? fmtCost(r.cost) : "–"), el("td", "num", fmtMS(r.duration_ms)),
+            el("td", null, r.status === "running" ? el("span", "live", "● running") : r.status)));
         });
-        cb.setAttribute("data-id", r.id);
-        var a = el("a", null, r.id);
-        a.setAttribute("href", "/runs/" + encodeURIComponent(r.id));
-        var idCell = el("td", null, a, " ", (r.tags || []).map(function (t) { return el("span", "tag", t); }));
-        table.appendChild(el("tr", null, el("td", null, cb), idCell, el("td", null, when(r.started)),
-          el("td", null, r.suites), el("td", null, r.target || ""), el("td", "num", r.passed), el("td", "num", r.failed), el("td", "num", r.errored),
-          el("td", "num", fmtInt(r.tokens)), el("td", "num", r.used ? fmtCost(r.cost) : "–"), el("td", "num", fmtMS(r.duration_ms)),
-          el("td", null, r.status === "running" ? el("span", "live", "● running") : r.status)));
-      });
+        btn.disabled = picked.length !== 2;
+      }
       btn.addEventListener("click", function () {
-        var p = picked.slice().sort(function (x, y) { return x.started < y.started ? -1 : 1; });
+        var p = picked.map(function (id) { return byID[id]; }).sort(function (x, y) { return x.started < y.started ? -1 : 1; });
         location.href = "/compare?base=" + encodeURIComponent(p[0].id) + "&new=" + encodeURIComponent(p[1].id);
       });
+      draw(meta.runs_list || []);
+      page.appendChild(hint);
       page.appendChild(table);
       app.appendChild(top);
       app.appendChild(page);
+      // New runs, and the totals of running ones, show without a reload.
+      var last = JSON.stringify(meta.runs_list || []);
+      if (typeof fetch === "function" && location.protocol !== "file:") {
+        setInterval(function () {
+          fetch("/api/runs").then(function (r) { return r.ok ? r.text() : null; }).then(function (t) {
+            if (t === null || t === last) return;
+            last = t;
+            draw(JSON.parse(t) || []);
+          }, function () { /* the viewer stopped: keep what is shown */ });
+        }, 2000);
+      }
       window.__agentevalReady = performance.now();
     }
 
