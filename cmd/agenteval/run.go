@@ -73,7 +73,8 @@ the tests already in FILE.`,
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "conversations at once (default 4 per CPU)")
 	fl.IntVar(&f.trials, "trials", 0, "run every test this many times (overrides the suite)")
 	fl.StringVar(&f.filter, "filter", "", "run only tests whose id matches this glob")
-	fl.Float64Var(&f.threshold, "threshold", -1, "pass mark for every test (overrides the suite)")
+	fl.Float64Var(&f.threshold, "threshold", -1, "pass mark for every test, from 0 to 1 (overrides the suite's, whose default is 0.8)")
+	fl.Lookup("threshold").DefValue = "0" // -1 means unset; "0" is shown as no default
 	fl.StringVarP(&f.output, "output", "o", "", "append results (JSONL) to this file")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
 	fl.StringVar(&f.resume, "resume", "", "continue the run recorded in this results file: skip its tests, append the rest")
