@@ -64,18 +64,26 @@ func validateSuite(e *env, path string, opt suite.Options) int {
 		fmt.Fprintf(e.stdout, "%s: invalid: %d errors\n", path, n)
 		return exitFailed
 	}
-	turns, simulated := 0, 0
+	turns, simulated, subgoals, calls := 0, 0, 0, 0
 	for _, t := range s.Tests {
 		turns += len(t.Turns)
 		if t.User != nil {
 			simulated++
 		}
+		subgoals += len(t.Subgoals)
+		calls += len(t.ExpectedToolCalls)
 	}
 	extra := ""
 	if simulated > 0 {
 		extra = fmt.Sprintf(", %d simulated", simulated)
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %d tests (%d conversation turns%s)\n", path, len(s.Tests), turns, extra)
+	if subgoals > 0 {
+		extra += fmt.Sprintf(", %d subgoals", subgoals)
+	}
+	if calls > 0 {
+		extra += fmt.Sprintf(", %d expected tool calls", calls)
+	}
+	fmt.Fprintf(e.stdout, "%s: ok, %d tests (%d conversation turns%s); read as %s\n", path, len(s.Tests), turns, extra, s.Schema)
 	return exitOK
 }
 
@@ -84,7 +92,8 @@ func validateFile(e *env, path string, opt suite.Options) int {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
 		return validateSuite(e, path, opt)
-	case ".json":
+	default:
+		// agent_inspect JSON is told from a dataset by its content.
 		if b, err := os.ReadFile(path); err == nil && suite.IsInspect(b) {
 			return validateSuite(e, path, opt)
 		}
