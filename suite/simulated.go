@@ -13,7 +13,7 @@ import (
 // three model calls a turn.
 const maxSimulatedTurns = 200
 
-var userKeys = []string{"instruction", "persona", "initial_message", "max_turns", "stop", "model", "temperature", "stop_on_success"}
+var userKeys = []string{"instruction", "persona", "initial_message", "max_turns", "stop", "model", "temperature", "stop_on_success", "terminating_condition"}
 
 // user reads a simulated user: a string (its instruction) or a mapping.
 func (d *decoder) user(n *yaml.Node) *agenteval.SimulatedUser {
@@ -61,6 +61,11 @@ func (d *decoder) user(n *yaml.Node) *agenteval.SimulatedUser {
 				}
 			case "stop_on_success":
 				u.StopOnSuccess, _ = d.boolean(f.value, "user.stop_on_success")
+			case "terminating_condition":
+				u.TerminatingCondition = strings.TrimSpace(d.text(f.value, "user.terminating_condition"))
+				if u.TerminatingCondition == "" {
+					d.fail(f.value, "user.terminating_condition is empty; say when the user should end the conversation, or leave it out")
+				}
 			}
 		}
 	}
