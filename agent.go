@@ -21,8 +21,14 @@ type AgentRequest struct {
 	ConversationID string `json:"conversation_id"`
 	// Turn counts from 1.
 	Turn int `json:"turn"`
-	// Messages is the full history, ending with this turn's user message.
+	// Messages is the full history, ending with this turn's user message
+	// (or, within a turn, with the results of the tool calls the agent
+	// left for the harness to answer).
 	Messages Conversation `json:"messages"`
+	// Tools declares the tools the eval file or project file mocks, for
+	// an agent that offers them to its model and leaves their calls for
+	// the harness to answer; empty when there are none.
+	Tools []ToolSpec `json:"tools,omitempty"`
 }
 
 // AgentResponse is what the agent added in one turn.

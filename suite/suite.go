@@ -47,6 +47,9 @@ type TargetSpec struct {
 	// Replay is a results or conversations file to replay.
 	Replay  string
 	Timeout time.Duration
+	// BaseDir is where the target's relative paths start; "" means the
+	// eval file's directory. A project file's targets start at its own.
+	BaseDir string
 	Pos     agenteval.Pos
 }
 

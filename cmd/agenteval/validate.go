@@ -10,12 +10,13 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/dataset"
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/suite"
 	"github.com/spf13/cobra"
 )
 
 func newValidateCmd(e *env) *cobra.Command {
-	var judgeSpec, simulator string
+	var judgeSpec, simulator, config string
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check eval files and datasets, reporting every problem with its line and column",
@@ -35,9 +36,19 @@ the simulated users.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code := exitOK
-			opt := suite.Options{JudgeAvailable: judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != "", SimulatorAvailable: simulator != ""}
+			judge := judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != ""
 			for _, path := range args {
-				c := validateFile(e, path, opt)
+				if filepath.Base(path) == project.FileName {
+					code = max(code, validateProject(e, path))
+					continue
+				}
+				cfg, err := loadProject(path, config)
+				if err != nil {
+					fmt.Fprintln(e.stderr, err.Error())
+					code = max(code, exitFailed)
+					continue
+				}
+				c := validateFile(e, path, projectOptions(cfg, judge, simulator != ""), cfg)
 				code = max(code, c)
 			}
 			if code == exitUsage {
@@ -48,11 +59,28 @@ the simulated users.`,
 	}
 	cmd.Flags().StringVar(&judgeSpec, "judge", "", "the judge that will grade the suites' string assertions")
 	cmd.Flags().StringVar(&simulator, "simulator", "", "the model that will play simulated users")
+	cmd.Flags().StringVar(&config, "config", "", "project file (default: the nearest agenteval.yaml at or above each file)")
 	return cmd
 }
 
+// validateProject checks a project file and returns its exit code.
+func validateProject(e *env, path string) int {
+	c, err := project.Load(path, suite.Options{})
+	if err != nil {
+		if c == nil {
+			fmt.Fprintf(e.stderr, "%s: %v\n", path, errors.Unwrap(err))
+			return exitUsage
+		}
+		fmt.Fprintln(e.stderr, err.Error())
+		fmt.Fprintf(e.stdout, "%s: invalid: %d errors\n", path, strings.Count(err.Error(), "\n")+1)
+		return exitFailed
+	}
+	fmt.Fprintf(e.stdout, "%s: ok, project file: %d targets, %d tools\n", path, len(c.Targets), len(c.Tools))
+	return exitOK
+}
+
 // validateSuite checks one eval file and returns its exit code.
-func validateSuite(e *env, path string, opt suite.Options) int {
+func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config) int {
 	s, err := suite.Load(path, opt)
 	if err != nil {
 		if s == nil && !strings.Contains(err.Error(), path+":") {
@@ -83,19 +111,23 @@ func validateSuite(e *env, path string, opt suite.Options) int {
 	if calls > 0 {
 		extra += fmt.Sprintf(", %d expected tool calls", calls)
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %d tests (%d conversation turns%s); read as %s\n", path, len(s.Tests), turns, extra, s.Schema)
+	with := ""
+	if cfg != nil {
+		with = ", with " + cfg.File
+	}
+	fmt.Fprintf(e.stdout, "%s: ok, %d tests (%d conversation turns%s); read as %s%s\n", path, len(s.Tests), turns, extra, s.Schema, with)
 	return exitOK
 }
 
 // validateFile checks one file and returns its exit code.
-func validateFile(e *env, path string, opt suite.Options) int {
+func validateFile(e *env, path string, opt suite.Options, cfg *project.Config) int {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
-		return validateSuite(e, path, opt)
+		return validateSuite(e, path, opt, cfg)
 	default:
 		// agent_inspect JSON is told from a dataset by its content.
 		if b, err := os.ReadFile(path); err == nil && suite.IsInspect(b) {
-			return validateSuite(e, path, opt)
+			return validateSuite(e, path, opt, cfg)
 		}
 	}
 	r, err := dataset.Open(path)
