@@ -77,6 +77,10 @@ func (d *decoder) datasetSample(n *yaml.Node, index int) *agenteval.Test {
 		return t
 	}
 	inputs := d.datasetInputs(input)
+	at := map[string]*yaml.Node{"user": input}
+	if metadata != nil {
+		d.datasetMetadata(metadata, t, at)
+	}
 	if len(inputs) == 0 {
 		return t
 	}
@@ -89,10 +93,6 @@ func (d *decoder) datasetSample(n *yaml.Node, index int) *agenteval.Test {
 		}
 	}
 	t.User = &agenteval.SimulatedUser{Instruction: inputs[0].content, TerminatingCondition: inputs[0].terminating}
-	at := map[string]*yaml.Node{"user": input}
-	if metadata != nil {
-		d.datasetMetadata(metadata, t, at)
-	}
 	d.inspectMode(t)
 	if t.User != nil {
 		d.checkSimulated(t, at)
