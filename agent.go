@@ -29,6 +29,11 @@ type AgentRequest struct {
 	// an agent that offers them to its model and leaves their calls for
 	// the harness to answer; empty when there are none.
 	Tools []ToolSpec `json:"tools,omitempty"`
+	// TraceParent, when set, is a W3C traceparent for the turn: an agent
+	// that parents its spans on it lets the runner match them to the turn
+	// (agenteval run --otlp-listen). HTTP targets also send it as the
+	// traceparent header.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // AgentResponse is what the agent added in one turn.

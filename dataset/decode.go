@@ -36,6 +36,9 @@ type decoder struct {
 	// arguments; skip is how many leading path elements lie outside it.
 	raw  []byte
 	skip int
+	// referenceOnly accepts rows without a conversation: they only carry
+	// references for conversations read from elsewhere.
+	referenceOnly bool
 }
 
 func (d *decoder) fail(p jsonpos.Path, format string, a ...any) {
@@ -138,6 +141,9 @@ func (d *decoder) row(raw []byte) *agenteval.Sample {
 	case hasUI && hasMsgs:
 		d.fail(jsonpos.Path{"messages"}, "the row has both user_input and messages; keep one of them")
 	case !hasUI && !hasMsgs:
+		if d.referenceOnly {
+			break
+		}
 		d.fail(nil, "the row has no conversation; put its messages under \"user_input\" (Ragas) or \"messages\" (OpenAI)")
 	case hasUI:
 		s.UserInput = d.conversation(jsonpos.Path{"user_input"}, ui)

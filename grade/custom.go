@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/proc"
 	"github.com/agenteval/agenteval/internal/strictjson"
 	"github.com/agenteval/agenteval/judge"
 )
@@ -255,13 +256,16 @@ func newScript(cfg ScriptOptions, e Env) (Func, error) {
 		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd, err := proc.Command(ctx, argv)
+		if err != nil {
+			return Outcome{}, err
+		}
 		cmd.Dir = dir
 		cmd.Stdin = bytes.NewReader(payload)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
-			if ctx.Err() != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return Outcome{}, fmt.Errorf("script %s did not finish within %s", argv[0], timeout)
 			}
 			return Outcome{}, fmt.Errorf("script %s failed: %v; stderr: %s", argv[0], err, truncate(strings.TrimSpace(stderr.String()), 300))

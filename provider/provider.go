@@ -49,6 +49,11 @@ type Config struct {
 	// RetryWait is the first backoff interval; default 500ms. Retry-After
 	// from the server takes precedence.
 	RetryWait time.Duration
+	// CallBudget bounds one call in all: every attempt, backoff and
+	// Retry-After wait. Default (MaxRetries+1) × Timeout + 30s; a server
+	// asking for a longer wait than is left gets the call failed, saying
+	// so.
+	CallBudget time.Duration
 	// Prices overrides the built-in price table.
 	Prices *PriceTable
 }
@@ -232,11 +237,15 @@ func withDefaults(cfg Config) Config {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
 	}
+
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = 4
 	}
 	if cfg.MaxRetries < 0 {
 		cfg.MaxRetries = 0
+	}
+	if cfg.CallBudget <= 0 {
+		cfg.CallBudget = time.Duration(cfg.MaxRetries+1)*cfg.Timeout + 30*time.Second
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16

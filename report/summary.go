@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/agenteval/agenteval"
 )
@@ -108,6 +109,9 @@ func UsageLine(u agenteval.Usage) string {
 		s += fmt.Sprintf(", $%.4f", *u.CostUSD)
 	default:
 		s += ", cost unknown (no price for the model; see --prices)"
+	}
+	if u.Retries > 0 || u.WaitedMS >= 1000 {
+		s += fmt.Sprintf("; %d %s, %s waiting on backoff and rate limits", u.Retries, map[bool]string{true: "retry", false: "retries"}[u.Retries == 1], time.Duration(u.WaitedMS*float64(time.Millisecond)).Round(100*time.Millisecond))
 	}
 	return s
 }

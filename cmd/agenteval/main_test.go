@@ -22,7 +22,8 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"agenteval": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"agenteval":  func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"otlp-agent": func() { os.Exit(otlpAgentMain()) },
 	})
 }
 
@@ -39,6 +40,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
+			env.Setenv("TRACEDATA", filepath.Join(filepath.Dir(examples), "trace", "testdata"))
 			// Scripts that go run an example agent share the build cache,
 			// so the agent compiles once, not once per script.
 			if cache, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
@@ -53,6 +55,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakellm":  fakeLLMCmd,
+			"otlpsink": otlpSinkCmd,
 			"verdicts": verdictsCmd,
 			// exits N prog args... runs a program and checks its exit code;
 			// stdout and stderr are kept for the checks that follow.

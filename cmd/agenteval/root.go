@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/agenteval/agenteval/internal/bytesize"
+	"github.com/agenteval/agenteval/internal/proc"
 	"github.com/agenteval/agenteval/report"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -68,6 +70,11 @@ type env struct {
 	stdoutTTY      bool
 	stderrTTY      bool
 	color          bool
+	// noExec is --no-exec: no command target or script grader may run.
+	noExec bool
+	// maxRow and maxFile are --max-row-size and --max-file-size; 0 means
+	// the defaults.
+	maxRow, maxFile int64
 }
 
 func isTerminal(w io.Writer) bool {
@@ -99,7 +106,18 @@ Exit codes: 0 all passed or valid; 1 a test failed or a file is invalid;
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
-	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e))
+	root.PersistentFlags().BoolVar(&e.noExec, "no-exec", os.Getenv("AGENTEVAL_NO_EXEC") != "",
+		"run no program the eval file names: refuse command targets and script graders (also AGENTEVAL_NO_EXEC=1)")
+	root.PersistentFlags().Var(bytesize.Value{N: &e.maxRow}, "max-row-size", "largest dataset row read (default 32MB); a longer row is an error for that row")
+	root.PersistentFlags().Var(bytesize.Value{N: &e.maxFile}, "max-file-size", "largest eval file read (default 64MB)")
+	root.PersistentPreRun = func(*cobra.Command, []string) {
+		if e.noExec {
+			proc.Refuse("--no-exec")
+		} else {
+			proc.Refuse("")
+		}
+	}
+	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newImportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e), newCacheCmd(e))
 	return root
 }
 

@@ -40,6 +40,8 @@ type runFlags struct {
 	resume    string
 	format    string
 	quiet     bool
+	otlp      otlpFlags
+	otel      otelFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -81,6 +83,8 @@ the tests already in FILE.`,
 	fl.StringVar(&f.format, "format", "", "stdout format: table, jsonl or json (default: table on a terminal, else jsonl)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	f.judge.add(fl)
+	f.otlp.add(fl)
+	f.otel.add(fl)
 	return cmd
 }
 
@@ -122,7 +126,7 @@ func readDone(path string) (map[string]map[string]agenteval.ExecutionStatus, int
 type counters struct {
 	total                        int
 	done, pass, fail, errs, skip atomic.Int64
-	tokens                       atomic.Int64
+	tokens, retries              atomic.Int64
 }
 
 func (c *counters) add(r *agenteval.Result) {
@@ -139,12 +143,17 @@ func (c *counters) add(r *agenteval.Result) {
 	}
 	if r.Usage != nil {
 		c.tokens.Add(r.Usage.InputTokens + r.Usage.OutputTokens)
+		c.retries.Add(int64(r.Usage.Retries))
 	}
 }
 
 func (c *counters) line(start time.Time) string {
-	return fmt.Sprintf("%d/%d tests · %d passed · %d failed · %d errors · %s tokens · %s",
-		c.done.Load(), c.total, c.pass.Load(), c.fail.Load(), c.errs.Load(), humanCount(c.tokens.Load()), time.Since(start).Round(time.Second))
+	s := fmt.Sprintf("%d/%s · %d passed · %d failed · %s · %s tokens",
+		c.done.Load(), counted(c.total, "test"), c.pass.Load(), c.fail.Load(), counted(int(c.errs.Load()), "error"), humanCount(c.tokens.Load()))
+	if n := c.retries.Load(); n > 0 {
+		s += fmt.Sprintf(" · %d retries", n)
+	}
+	return s + " · " + time.Since(start).Round(time.Second).String()
 }
 
 func humanCount(n int64) string {
@@ -181,13 +190,18 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			loadErrs = append(loadErrs, err.Error())
 			continue
 		}
-		s, err := suite.Load(p, projectOptions(cfg, judgeAvailable, f.simulator != ""))
+		opt := projectOptions(cfg, judgeAvailable, f.simulator != "")
+		opt.NoExec, opt.MaxFileBytes = e.noExec, e.maxFile
+		s, err := suite.Load(p, opt)
 		if err != nil {
 			loadErrs = append(loadErrs, err.Error())
 			continue
 		}
 		project.Apply(cfg, s)
 		configs[s] = cfg
+		// Every target's credentials are secrets, whichever target runs:
+		// a command target inherits the whole environment.
+		target.NoteSecrets(s)
 		suites = append(suites, s)
 	}
 	debug.SetGCPercent(gc)
@@ -210,7 +224,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			return usageErr("--resume: %v", err)
 		}
 		if !f.quiet && e.stderrTTY {
-			fmt.Fprintf(e.stderr, "resuming: %d tests already in %s are skipped\n", n, f.resume)
+			fmt.Fprintf(e.stderr, "resuming: %s already in %s %s skipped\n", counted(n, "test"), f.resume, plural(n, "is", "are"))
 		}
 	}
 	format, err := formatFor(f.format, "", e.stdoutTTY && out == "")
@@ -240,12 +254,22 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		files = append(files, fh)
 		writers = append(writers, report.NewJUnit(fh))
 	}
+	if ow, err := f.otel.writer(e.stderr); err != nil {
+		return err
+	} else if ow != nil {
+		writers = append(writers, ow)
+	}
 	switch {
 	case e.stdoutTTY && f.format == "":
 		writers = append(writers, report.NewTable(e.stdout, report.TableOptions{Color: e.color, NoMetricSummary: true}))
 	case out == "" || f.format != "":
 		writers = append(writers, newWriter(format, e.stdout, nil, e.color && format == "table"))
 	}
+
+	if err := f.otlp.start(); err != nil {
+		return err
+	}
+	defer f.otlp.stop(e, f.quiet)
 
 	var sum report.Summary
 	var sumMu sync.Mutex
@@ -291,17 +315,20 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	if cerr := writers.Close(&sum); cerr != nil && runErr == nil {
 		runErr = cerr
 	}
-	if !f.quiet && !e.stdoutTTY && e.stderrTTY {
+	// The totals end every run whose results are not already a table on
+	// the terminal: CI logs need them, after Ctrl-C too.
+	if !f.quiet && !e.stdoutTTY {
 		fmt.Fprintln(e.stderr, c.line(start))
 		if u := report.UsageLine(sum.Usage); u != "" {
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
+	f.judge.reportCache(e.stderr)
 	if runErr != nil {
 		var fe *agenteval.FatalError
 		switch {
 		case errors.As(runErr, &fe):
-			return &exitError{code: exitUsage, err: fmt.Errorf("%s\nStopped after %d tests; fix the configuration and run again", provider.Redact(fe.Error()), sum.Total)}
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s\nStopped after %s; fix the configuration and run again", provider.Redact(fe.Error()), counted(sum.Total, "test"))}
 		case errors.Is(runErr, context.Canceled) || ctx.Err() != nil:
 			fmt.Fprintf(e.stderr, "interrupted: %d finished tests kept", sum.Total)
 			if out != "" {
@@ -363,7 +390,7 @@ func (f *runFlags) options(s *suite.Suite, cfg *project.Config) (run.Options, er
 	// beside it: a provider serving both needs room for twice -j.
 	conc := max(32, 2*jobs)
 	agent, err := target.Open(ts, s, target.Options{Configure: func(c *provider.Config) {
-		c.Timeout, c.RequestsPerMinute, c.Concurrency = f.judge.timeout, f.judge.rpm, conc
+		c.Timeout, c.RequestsPerMinute, c.Concurrency, c.CallBudget = f.judge.timeout, f.judge.rpm, conc, f.judge.callBudget
 		c.MaxRetries = f.judge.maxRetries
 		if f.judge.maxRetries == 0 {
 			c.MaxRetries = -1
@@ -372,6 +399,7 @@ func (f *runFlags) options(s *suite.Suite, cfg *project.Config) (run.Options, er
 	if err != nil {
 		return run.Options{}, usageErr("target %s: %s", ts.Name, provider.Redact(err.Error()))
 	}
+	agent = f.otlp.wrap(agent)
 	opt := run.Options{Agent: agent, Target: ts.Name, Concurrency: jobs, Trials: f.trials, Filter: f.filter}
 	if f.threshold != -1 {
 		th := f.threshold

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/dataset"
 	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/suite"
 	"github.com/spf13/cobra"
@@ -17,12 +16,13 @@ import (
 
 func newValidateCmd(e *env) *cobra.Command {
 	var judgeSpec, simulator, config string
+	var input inputFlags
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check eval files and datasets, reporting every problem with its line and column",
-		Long: `Check eval files (YAML suites, agent_inspect JSON) and datasets (Ragas or
-OpenAI-messages JSONL, or a JSON array), and report every problem as
-path:line:col: message on stderr. Exit 0 when every file is valid, 1 when
+		Long: `Check eval files (YAML suites, agent_inspect JSON), datasets (Ragas or
+OpenAI-messages JSONL, or a JSON array) and traces in any format score reads,
+and report every problem as path:line:col: message on stderr. Exit 0 when every file is valid, 1 when
 any is not, 2 when a file cannot be read.
 
 Suites with string assertions need a judge; --judge (or AGENTEVAL_JUDGE)
@@ -48,7 +48,9 @@ the simulated users.`,
 					code = max(code, exitFailed)
 					continue
 				}
-				c := validateFile(e, path, projectOptions(cfg, judge, simulator != ""), cfg)
+				opt := projectOptions(cfg, judge, simulator != "")
+				opt.NoExec, opt.MaxFileBytes = e.noExec, e.maxFile
+				c := validateFile(e, path, opt, &input, cfg)
 				code = max(code, c)
 			}
 			if code == exitUsage {
@@ -59,6 +61,7 @@ the simulated users.`,
 	}
 	cmd.Flags().StringVar(&judgeSpec, "judge", "", "the judge that will grade the suites' string assertions")
 	cmd.Flags().StringVar(&simulator, "simulator", "", "the model that will play simulated users")
+	cmd.Flags().StringVar(&input.format, "input-format", "", "read data files as this format instead of detecting it")
 	cmd.Flags().StringVar(&config, "config", "", "project file (default: the nearest agenteval.yaml at or above each file)")
 	return cmd
 }
@@ -72,10 +75,10 @@ func validateProject(e *env, path string) int {
 			return exitUsage
 		}
 		fmt.Fprintln(e.stderr, err.Error())
-		fmt.Fprintf(e.stdout, "%s: invalid: %d errors\n", path, strings.Count(err.Error(), "\n")+1)
+		fmt.Fprintf(e.stdout, "%s: invalid: %s\n", path, counted(strings.Count(err.Error(), "\n")+1, "error"))
 		return exitFailed
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, project file: %d targets, %d tools\n", path, len(c.Targets), len(c.Tools))
+	fmt.Fprintf(e.stdout, "%s: ok, project file: %s, %s\n", path, counted(len(c.Targets), "target"), counted(len(c.Tools), "tool"))
 	return exitOK
 }
 
@@ -89,7 +92,7 @@ func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config) 
 		}
 		fmt.Fprintln(e.stderr, err.Error())
 		n := strings.Count(err.Error(), "\n") + 1
-		fmt.Fprintf(e.stdout, "%s: invalid: %d errors\n", path, n)
+		fmt.Fprintf(e.stdout, "%s: invalid: %s\n", path, counted(n, "error"))
 		return exitFailed
 	}
 	turns, simulated, subgoals, calls := 0, 0, 0, 0
@@ -106,21 +109,21 @@ func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config) 
 		extra = fmt.Sprintf(", %d simulated", simulated)
 	}
 	if subgoals > 0 {
-		extra += fmt.Sprintf(", %d subgoals", subgoals)
+		extra += ", " + counted(subgoals, "subgoal")
 	}
 	if calls > 0 {
-		extra += fmt.Sprintf(", %d expected tool calls", calls)
+		extra += ", " + counted(calls, "expected tool call")
 	}
 	with := ""
 	if cfg != nil {
 		with = ", with " + cfg.File
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %d tests (%d conversation turns%s); read as %s%s\n", path, len(s.Tests), turns, extra, s.Schema, with)
+	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s); read as %s%s\n", path, counted(len(s.Tests), "test"), counted(turns, "conversation turn"), extra, s.Schema, with)
 	return exitOK
 }
 
 // validateFile checks one file and returns its exit code.
-func validateFile(e *env, path string, opt suite.Options, cfg *project.Config) int {
+func validateFile(e *env, path string, opt suite.Options, input *inputFlags, cfg *project.Config) int {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
 		return validateSuite(e, path, opt, cfg)
@@ -130,13 +133,16 @@ func validateFile(e *env, path string, opt suite.Options, cfg *project.Config) i
 			return validateSuite(e, path, opt, cfg)
 		}
 	}
-	r, err := dataset.Open(path)
+	r, err := input.open(path)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "%s: %v\n", path, errors.Unwrap(err))
+		fmt.Fprintf(e.stderr, "%s: %s\n", path, strings.TrimPrefix(err.Error(), "open dataset: "))
 		return exitUsage
 	}
+	r.MaxRowBytes = e.maxRow
 	defer r.Close()
 	rows, bad, nerr, nwarn := 0, 0, 0, 0
+	problems := newProblemPrinter(e.stderr)
+	defer problems.finish()
 	for {
 		row, err := r.Next()
 		if err == io.EOF {
@@ -158,28 +164,37 @@ func validateFile(e *env, path string, opt suite.Options, cfg *project.Config) i
 			bad++
 		}
 		for _, pe := range row.Errors {
-			fmt.Fprintln(e.stderr, pe.Error())
+			problems.print(pe, false)
 			nerr++
 		}
 		for _, pe := range row.Warnings {
-			w := *pe
-			w.Msg = "warning: " + w.Msg
-			fmt.Fprintln(e.stderr, w.Error())
+			problems.print(pe, true)
 			nwarn++
 		}
 	}
+	for _, pe := range r.Warnings() {
+		problems.print(pe, true)
+		nwarn++
+	}
 	warn := ""
 	if nwarn > 0 {
-		warn = fmt.Sprintf(", %d warnings", nwarn)
+		warn = ", " + counted(nwarn, "warning")
 	}
 	if bad > 0 {
-		fmt.Fprintf(e.stdout, "%s: invalid: %d of %d rows have problems (%d errors%s)\n", path, bad, rows, nerr, warn)
+		fmt.Fprintf(e.stdout, "%s: invalid: %d of %s %s problems (%s%s)\n", path, bad, counted(rows, "row"), plural(bad, "has", "have"), counted(nerr, "error"), warn)
 		return exitFailed
 	}
 	if rows == 0 {
 		fmt.Fprintf(e.stdout, "%s: invalid: no rows\n", path)
 		return exitFailed
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %d samples (%s%s)\n", path, rows, r.FormatName(), warn)
+	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s)\n", path, counted(rows, "sample"), r.FormatName(), warn)
 	return exitOK
+}
+
+// warning renders a problem that does not make its row invalid.
+func warning(pe *agenteval.PosError) string {
+	w := *pe
+	w.Msg = "warning: " + w.Msg
+	return w.Error()
 }
