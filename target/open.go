@@ -59,9 +59,13 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 		}
 		for i := 1; i < len(argv); i++ {
 			// Script paths given relative to the eval file still work when
-			// agenteval runs from elsewhere.
+			// agenteval runs from elsewhere. They are made absolute: the
+			// process starts in the eval file's folder, where the relative
+			// path would be taken twice.
 			if p := filepath.Join(dir, argv[i]); !filepath.IsAbs(argv[i]) && strings.ContainsAny(argv[i], "./") && fileExists(p) {
-				argv[i] = p
+				if abs, err := filepath.Abs(p); err == nil {
+					argv[i] = abs
+				}
 			}
 		}
 		wd := dir

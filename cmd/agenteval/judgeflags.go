@@ -20,14 +20,16 @@ import (
 // judgeFlags are the settings of the LLM judge, shared by every command
 // that grades with one.
 type judgeFlags struct {
-	spec       string
-	noCache    bool
-	store      *cache.Store // the cache, once a model uses it
-	timeout    time.Duration
-	callBudget time.Duration
-	maxRetries int
-	rpm        float64
-	prices     string
+	spec    string
+	noCache bool
+	store   *cache.Store // the cache, once a model uses it
+	// loadedPrices is --prices once read.
+	loadedPrices *provider.PriceTable
+	timeout      time.Duration
+	callBudget   time.Duration
+	maxRetries   int
+	rpm          float64
+	prices       string
 	// concurrency, when set, raises the per-provider limit so that -j
 	// conversations and their grading can all be in flight.
 	concurrency int
@@ -78,12 +80,8 @@ func (f *judgeFlags) open(spec, role string) (agenteval.Model, string, error) {
 	}
 	cfg.RequestsPerMinute = f.rpm
 	cfg.Concurrency = f.concurrency
-	if f.prices != "" {
-		pt, err := provider.LoadPrices(f.prices)
-		if err != nil {
-			return nil, "", usageErr("%v", err)
-		}
-		cfg.Prices = pt
+	if cfg.Prices, err = f.priceTable(); err != nil {
+		return nil, "", err
 	}
 	m, err := provider.Open(cfg)
 	if err != nil {
@@ -96,6 +94,21 @@ func (f *judgeFlags) open(spec, role string) (agenteval.Model, string, error) {
 		m = cache.Wrap(m, cfg.String()+" "+cfg.BaseURL, f.store)
 	}
 	return m, cfg.String(), nil
+}
+
+// priceTable is --prices, read once; nil means the built-in table.
+func (f *judgeFlags) priceTable() (*provider.PriceTable, error) {
+	if f.prices == "" {
+		return nil, nil
+	}
+	if f.loadedPrices == nil {
+		pt, err := provider.LoadPrices(f.prices)
+		if err != nil {
+			return nil, usageErr("--prices: %v", err)
+		}
+		f.loadedPrices = pt
+	}
+	return f.loadedPrices, nil
 }
 
 // reportCache warns about cache entries that were ignored because they

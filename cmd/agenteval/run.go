@@ -389,7 +389,14 @@ func (f *runFlags) options(s *suite.Suite, cfg *project.Config) (run.Options, er
 	// Each conversation has one agent call in flight, and its grading runs
 	// beside it: a provider serving both needs room for twice -j.
 	conc := max(32, 2*jobs)
+	// The agent's calls are priced like the judge's, so cost budgets and
+	// totals see --prices too.
+	prices, err := f.judge.priceTable()
+	if err != nil {
+		return run.Options{}, err
+	}
 	agent, err := target.Open(ts, s, target.Options{Configure: func(c *provider.Config) {
+		c.Prices = prices
 		c.Timeout, c.RequestsPerMinute, c.Concurrency, c.CallBudget = f.judge.timeout, f.judge.rpm, conc, f.judge.callBudget
 		c.MaxRetries = f.judge.maxRetries
 		if f.judge.maxRetries == 0 {
