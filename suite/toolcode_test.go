@@ -107,13 +107,3 @@ func FuzzParseToolString(f *testing.F) {
 		_, _ = pyLiteral(s)
 	})
 }
-
-// FuzzInspectFiles: agent_inspect files of either schema never panic the
-// loader, whatever they hold.
-func FuzzInspectFiles(f *testing.F) {
-	f.Add(`[{"id": "a", "input": [{"role": "user", "content": "x", "terminating_condition": "y"}], "metadata": {"subgoals": [{"details": "d", "turn": 0}], "expected_tools": ["[{'tool_code': 'f(a=1)'}]", {"tool_code": "g()", "turn": "all"}]}, "target": ["t"]}]`)
-	f.Add(`{"sub_goals": [{"details": "d", "turn": 1}], "expected_tool_calls": [{"tool": "f", "turn": 0, "expected_parameters": [{"name": "a", "value": 1}]}], "conversation": [{"turn_id": 0, "message": "hi"}]}`)
-	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = Parse("f.json", []byte(s), Options{JudgeAvailable: true})
-	})
-}
