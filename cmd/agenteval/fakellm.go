@@ -15,7 +15,7 @@ import (
 func newFakeLLMCmd(e *env) *cobra.Command {
 	var addr string
 	var latency time.Duration
-	var structure bool
+	var structure, callTools bool
 	var evidence []string
 	cmd := &cobra.Command{
 		Use:   "fakellm",
@@ -23,7 +23,10 @@ func newFakeLLMCmd(e *env) *cobra.Command {
 		Long: `Serve a fake OpenAI-compatible chat-completions API on a loopback address.
 It answers structured-output requests with JSON generated from the schema
 (every judge criterion passes), other requests with a short text, and adds
---latency to each answer. With --check-structure it judges like the tests'
+--latency to each answer. With --call-tools, a request that offers tools
+and ends with the user's message gets a call to the first offered tool the
+conversation has not called yet, with arguments generated from its
+parameters' schema; after the result it answers in text. With --check-structure it judges like the tests'
 structure-checking judge: a judge request whose prompt lets quoted material
 out of its block (or shows an --evidence text outside every block) gets a
 422 naming the fault, and a criterion with a phrase in double quotes passes
@@ -44,7 +47,7 @@ only when the quoted material holds that phrase. Point agenteval at it with:
 			if err != nil {
 				return usageErr("listen on %s: %v", addr, err)
 			}
-			s := fakellm.Serve(ln, fakellm.Options{Latency: latency})
+			s := fakellm.Serve(ln, fakellm.Options{Latency: latency, CallTools: callTools})
 			if structure {
 				s.Add(&fakellm.Rule{Match: func(r *fakellm.Request) bool { return r.SchemaName() != "" }, Reply: fakellm.StructureJudge(evidence...)})
 			}
@@ -58,6 +61,7 @@ only when the quoted material holds that phrase. Point agenteval at it with:
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8089", "loopback address to listen on (port 0 picks a free one)")
 	cmd.Flags().DurationVar(&latency, "latency", 0, "delay added to every answer, to model a real provider")
 	cmd.Flags().BoolVar(&structure, "check-structure", false, "judge only prompts whose quoted material stays in its blocks; answer 422 otherwise")
+	cmd.Flags().BoolVar(&callTools, "call-tools", false, "answer a request that offers tools with a call to the next tool not called yet (arguments from its schema), then text after its result")
 	cmd.Flags().StringArrayVar(&evidence, "evidence", nil, "with --check-structure: text that must appear only inside a prompt's blocks (repeatable)")
 	return cmd
 }
