@@ -11,7 +11,7 @@
 // quoted material inside its nonce-tagged blocks, so that any prompt that
 // lets an agent's text out fails a test.
 //
-// It imports only the standard library.
+// It imports the standard library, and the YAML parser for scripts.
 package fakellm
 
 import (
