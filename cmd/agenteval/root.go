@@ -115,7 +115,7 @@ Test agents written in Go inside go test: see the evaltest package.
 Exit codes: 0 all passed or valid; 1 a test failed or a file is invalid;
 2 usage or configuration error; 3 a test ended in execution_error.
 Shell completion: agenteval completion bash|zsh|fish|powershell --help.`,
-		Version: versionString(),
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -13,12 +13,12 @@ import (
 // A script makes the fake play an agent: a list of steps, each saying what
 // to answer when the conversation's last user message matches a pattern.
 //
-//	- when: "table for (\w+)"          # a regular expression, any case
-//	  tool_calls:                     # first call these tools...
-//	    - {name: book_table, arguments: {party: 2, time: 7pm}}
-//	  reply: Booked a table for $1.    # ...then, after their results, say this
-//	- when: thanks
-//	  reply: You're welcome!
+//   - when: "table for (\w+)"          # a regular expression, any case
+//     tool_calls:                     # first call these tools...
+//   - {name: book_table, arguments: {party: 2, time: 7pm}}
+//     reply: Booked a table for $1.    # ...then, after their results, say this
+//   - when: thanks
+//     reply: You're welcome!
 //
 // A step without tool_calls answers with its reply at once. $1, $2, ... in
 // a reply are the pattern's groups. Requests no step matches (a judge's
