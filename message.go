@@ -56,6 +56,10 @@ type ToolCall struct {
 	Name    string         `json:"name"`
 	Args    map[string]any `json:"args"`
 	RawArgs string         `json:"raw_args,omitempty"`
+	// KeyOrder is the written order of the keys of the objects nested in
+	// Args (KeyOrderOf), where the call was decoded from JSON text; nil
+	// when unknown. Ragas's tool_call_accuracy depends on it.
+	KeyOrder map[string][]string `json:"-"`
 }
 
 // ArgsText renders the arguments as compact JSON with sorted keys, or the raw

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -318,6 +319,34 @@ func TestBlankLinesAndCRLF(t *testing.T) {
 	}
 	if len(second.Errors) != 1 || !strings.HasPrefix(second.Errors[0].Error(), "c.jsonl:4:26:") {
 		t.Errorf("second row errors: %v", second.Err())
+	}
+}
+
+// TestArgumentKeyOrderKept: decoded objects are maps, so the written order
+// of nested objects' keys is kept beside them (Ragas's str() depends on
+// it), for Ragas object arguments, OpenAI string arguments and agents'
+// replies alike.
+func TestArgumentKeyOrderKept(t *testing.T) {
+	row := `{"user_input": [{"type": "human", "content": "hi"},
+  {"type": "ai", "content": "", "tool_calls": [{"name": "f", "args": {"q": {"b": 1, "a": [{"y": 1, "x": 2}]}, "r": {"one": 1}}}]}],
+ "reference_tool_calls": [{"name": "f", "args": {"q": {"a": [{"x": 2, "y": 1}], "b": 1}}}]}`
+	s, probs := DecodeSample([]byte(row))
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	want := map[string][]string{"/q": {"b", "a"}, "/q/a/0": {"y", "x"}}
+	if got := s.UserInput[1].ToolCalls[0].KeyOrder; !reflect.DeepEqual(got, want) {
+		t.Errorf("call key order = %v, want %v", got, want)
+	}
+	if got := s.ReferenceToolCalls[0].KeyOrder; !reflect.DeepEqual(got, map[string][]string{"/q": {"a", "b"}, "/q/a/0": {"x", "y"}}) {
+		t.Errorf("reference key order = %v", got)
+	}
+	msgs, err := DecodeMessages([]byte(`[{"role": "assistant", "tool_calls": [{"id": "1", "type": "function", "function": {"name": "f", "arguments": "{\"q\": {\"z\": 1, \"a\": 2}}"}}]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := msgs[0].ToolCalls[0].KeyOrder; !reflect.DeepEqual(got, map[string][]string{"/q": {"z", "a"}}) {
+		t.Errorf("OpenAI string arguments: key order = %v", got)
 	}
 }
 

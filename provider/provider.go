@@ -200,6 +200,9 @@ func Open(cfg Config) (agenteval.Model, error) {
 		return nil, unknownProvider(cfg.Provider, cfg.String())
 	}
 	if cfg.APIKey == "" && !a.keyOptional && !base.keyOptional && cfg.BaseURL == "" {
+		if a.alias == "" && cfg.Provider != "openai" {
+			return nil, fmt.Errorf("%s needs an API key: set %s in the environment", cfg.Provider, strings.Join(base.keyEnvs, " or "))
+		}
 		return nil, fmt.Errorf("%s needs an API key: set %s in the environment (or point %s at an OpenAI-compatible server that needs none)", cfg.Provider, cfg.APIKeyEnv, baseEnvOf(a, base))
 	}
 	if a.keyOptional && cfg.APIKey == "" {

@@ -52,6 +52,9 @@ func (s *Summary) Add(r *agenteval.Result) {
 	}
 	s.passAtK.add(r)
 	s.PassAtK = s.passAtK.summary(s.PassAtK)
+	// A result's usage is everything its test spent: the agent's calls,
+	// the simulated user's and the judge's, in every trial.
+	s.Usage.Add(r.Usage)
 	if s.Metrics == nil {
 		s.Metrics = map[string]*MetricSummary{}
 	}
@@ -62,7 +65,6 @@ func (s *Summary) Add(r *agenteval.Result) {
 			s.Metrics[sc.Name] = m
 		}
 		// Failed judge calls cost tokens too, so usage counts every score.
-		s.Usage.Add(sc.Usage)
 		m.Usage.Add(sc.Usage)
 		switch sc.Verdict {
 		case agenteval.VerdictError:

@@ -82,6 +82,7 @@ func FuzzParseInspect(f *testing.F) {
 	seeds := append(exampleSeeds(f, "../examples/inspect/*.json"),
 		`{"id": 1, "user_instruction": "Find a lamp.", "sub_goals": [{"details": "searches", "turn": "all"}]}`,
 		`[{"conversation": [{"turn_id": "1", "message": "hi"}], "expected_tool_calls": [{"tool": "a", "turn": "1"}]}]`,
+		`[{"id": "a", "input": [{"role": "user", "content": "x", "terminating_condition": "y"}], "metadata": {"subgoals": [{"details": "d", "turn": 0}], "expected_tools": ["[{'tool_code': 'f(a=1)'}]", {"tool_code": "g()", "turn": "all"}]}, "target": ["t"]}]`,
 	)
 	fuzzParse(f, "fuzz.json", seeds)
 }

@@ -19,6 +19,9 @@ type decoder struct {
 	errs []error
 	// env looks up environment variables; os.LookupEnv outside tests.
 	env func(string) (string, bool)
+	// literal turns interpolation off: agent_inspect files are data, and
+	// a "$" in a task description is just a dollar sign.
+	literal bool
 }
 
 func (d *decoder) pos(n *yaml.Node) agenteval.Pos {
@@ -175,7 +178,7 @@ var envRef = regexp.MustCompile(`\$\$|\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\
 // interpolate replaces ${VAR} and ${{ VAR }} with environment values; $$ is
 // a literal $. An unset variable is an error at the node.
 func (d *decoder) interpolate(n *yaml.Node, s string) string {
-	if !strings.Contains(s, "$") {
+	if d.literal || !strings.Contains(s, "$") {
 		return s
 	}
 	return envRef.ReplaceAllStringFunc(s, func(m string) string {

@@ -1,7 +1,6 @@
 package suite
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -17,7 +16,10 @@ import (
 
 // Suite is a loaded eval file.
 type Suite struct {
-	File        string
+	File string
+	// Schema names what the file was read as: SchemaYAML,
+	// SchemaInspectSample or SchemaInspectDataset.
+	Schema      string
 	Name        string
 	Description string
 	Tests       []agenteval.Test
@@ -47,6 +49,9 @@ type TargetSpec struct {
 	// Replay is a results or conversations file to replay.
 	Replay  string
 	Timeout time.Duration
+	// BaseDir is where the target's relative paths start; "" means the
+	// eval file's directory. A project file's targets start at its own.
+	BaseDir string
 	Pos     agenteval.Pos
 }
 
@@ -128,9 +133,16 @@ func Parse(path string, data []byte, opt Options) (*Suite, error) {
 	}
 	d := &decoder{file: path, env: env}
 	var s *Suite
-	if strings.EqualFold(filepath.Ext(path), ".json") && looksLikeInspect(data) {
+	schema := ""
+	if ext := strings.ToLower(filepath.Ext(path)); ext != ".yaml" && ext != ".yml" {
+		schema = InspectSchema(data)
+	}
+	switch schema {
+	case SchemaInspectSample:
 		s = d.inspect(data)
-	} else {
+	case SchemaInspectDataset:
+		s = d.inspectDataset(data)
+	default:
 		s = d.yamlSuite(data)
 	}
 	if s != nil {
@@ -211,7 +223,7 @@ func (d *decoder) yamlSuite(data []byte) *Suite {
 		d.errs = append(d.errs, &agenteval.PosError{File: d.file, Line: 1, Col: 1, Msg: "the eval file is empty; it needs at least tests:"})
 		return nil
 	}
-	s := &Suite{File: d.file}
+	s := &Suite{File: d.file, Schema: SchemaYAML}
 	var testsNode *yaml.Node
 	var suiteInput agenteval.Conversation
 	for _, f := range d.fields(root, "the eval file", suiteKeys) {
@@ -485,10 +497,6 @@ func (d *decoder) tools(n *yaml.Node) []ToolMock {
 	return out
 }
 
-// IsInspect reports whether JSON data looks like agent_inspect samples
-// rather than a dataset.
-func IsInspect(data []byte) bool { return looksLikeInspect(data) }
-
-func looksLikeInspect(data []byte) bool {
-	return bytes.Contains(data, []byte(`"sub_goals"`)) || bytes.Contains(data, []byte(`"conversation"`)) || bytes.Contains(data, []byte(`"user_instruction"`))
-}
+// IsInspect reports whether JSON data is agent_inspect samples (either
+// schema) rather than a dataset.
+func IsInspect(data []byte) bool { return InspectSchema(data) != "" }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/compare"
-	"github.com/agenteval/agenteval/internal/project"
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/store"
 	"github.com/agenteval/agenteval/store/sqlite"
@@ -35,7 +35,7 @@ func (h *history) open() (*sqlite.DB, error) {
 		return h.db, h.err
 	}
 	h.opened = true
-	path := project.StorePath(project.Cwd())
+	path := project.StorePath(project.Here())
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		h.err = fmt.Errorf("no runs are stored in %s yet: agenteval run records every run there (or give a results JSONL file)", path)
 		return nil, h.err

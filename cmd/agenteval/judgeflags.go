@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"github.com/agenteval/agenteval/cache"
+	"github.com/agenteval/agenteval/project"
 	"io"
 	"os"
 	"strings"
@@ -20,14 +21,16 @@ import (
 // judgeFlags are the settings of the LLM judge, shared by every command
 // that grades with one.
 type judgeFlags struct {
-	spec       string
-	noCache    bool
-	store      *cache.Store // the cache, once a model uses it
-	timeout    time.Duration
-	callBudget time.Duration
-	maxRetries int
-	rpm        float64
-	prices     string
+	spec    string
+	noCache bool
+	store   *cache.Store // the cache, once a model uses it
+	// loadedPrices is --prices once read.
+	loadedPrices *provider.PriceTable
+	timeout      time.Duration
+	callBudget   time.Duration
+	maxRetries   int
+	rpm          float64
+	prices       string
 	// concurrency, when set, raises the per-provider limit so that -j
 	// conversations and their grading can all be in flight.
 	concurrency int
@@ -36,7 +39,7 @@ type judgeFlags struct {
 func (f *judgeFlags) add(fl *pflag.FlagSet) {
 	// One store for every model the command opens; copies of the flags
 	// share it, so its counts cover the whole command.
-	f.store = &cache.Store{Dir: cache.Dir()}
+	f.store = &cache.Store{Dir: cache.Dir(project.Here())}
 	fl.StringVar(&f.spec, "judge", "", "judge model as provider:model, e.g. openai:gpt-4o-mini (default $AGENTEVAL_JUDGE)")
 	fl.BoolVar(&f.noCache, "no-cache", false, "do not read or write the cache of judge and simulated-user replies ("+cache.DefaultDir+" in the project root)")
 	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "time limit for each model call attempt")
@@ -78,12 +81,8 @@ func (f *judgeFlags) open(spec, role string) (agenteval.Model, string, error) {
 	}
 	cfg.RequestsPerMinute = f.rpm
 	cfg.Concurrency = f.concurrency
-	if f.prices != "" {
-		pt, err := provider.LoadPrices(f.prices)
-		if err != nil {
-			return nil, "", usageErr("%v", err)
-		}
-		cfg.Prices = pt
+	if cfg.Prices, err = f.priceTable(); err != nil {
+		return nil, "", err
 	}
 	m, err := provider.Open(cfg)
 	if err != nil {
@@ -96,6 +95,21 @@ func (f *judgeFlags) open(spec, role string) (agenteval.Model, string, error) {
 		m = cache.Wrap(m, cfg.String()+" "+cfg.BaseURL, f.store)
 	}
 	return m, cfg.String(), nil
+}
+
+// priceTable is --prices, read once; nil means the built-in table.
+func (f *judgeFlags) priceTable() (*provider.PriceTable, error) {
+	if f.prices == "" {
+		return nil, nil
+	}
+	if f.loadedPrices == nil {
+		pt, err := provider.LoadPrices(f.prices)
+		if err != nil {
+			return nil, usageErr("--prices: %v", err)
+		}
+		f.loadedPrices = pt
+	}
+	return f.loadedPrices, nil
 }
 
 // reportCache warns about cache entries that were ignored because they

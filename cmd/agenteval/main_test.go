@@ -175,7 +175,7 @@ func verdictsCmd(ts *testscript.TestScript, neg bool, args []string) {
 // fakellm start|calls|reset runs an OpenAI-compatible fake server inside the
 // test process for the scripts:
 //
-//	fakellm start [-key K] [-latency D] [rules.json]   sets OPENAI_BASE_URL
+//	fakellm start [-key K] [-latency D] [-call-tools] [rules.json]   sets OPENAI_BASE_URL
 //	fakellm calls N                                     asserts the request count
 //	fakellm reset [rules.json]                          new rules, empty log
 //
@@ -248,10 +248,11 @@ func fakeLLMCmd(ts *testscript.TestScript, neg bool, args []string) {
 		fs := flag.NewFlagSet("fakellm start", flag.ContinueOnError)
 		key := fs.String("key", "", "required API key")
 		latency := fs.Duration("latency", 0, "added latency")
+		callTools := fs.Bool("call-tools", false, "call each offered tool once (fakellm.CallNextTool)")
 		if err := fs.Parse(args[1:]); err != nil {
 			ts.Fatalf("%v", err)
 		}
-		s, err := fakellm.Start(fakellm.Options{APIKey: *key, Latency: *latency})
+		s, err := fakellm.Start(fakellm.Options{APIKey: *key, Latency: *latency, CallTools: *callTools})
 		ts.Check(err)
 		if fs.NArg() > 0 {
 			s.Add(loadRules(ts, fs.Arg(0))...)

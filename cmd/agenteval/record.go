@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/internal/project"
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/store"
 	"github.com/agenteval/agenteval/store/sqlite"
@@ -22,7 +22,7 @@ import (
 func newHeader(command string) *report.Header {
 	h := &report.Header{Record: report.RecordRun, RunID: report.NewRunID(), AgentevalVersion: shortVersion(),
 		Started: time.Now().UTC().Truncate(time.Millisecond), Command: command}
-	if g := project.GitState(project.Cwd()); g != nil {
+	if g := project.GitState(project.Here()); g != nil {
 		h.Git = &report.Git{Commit: g.Commit, Dirty: g.Dirty}
 	}
 	return h
@@ -145,8 +145,8 @@ func readResumed(path string) (*resumed, error) {
 
 // openStore opens the project's run store for writing, or says why not.
 func openStore() (*sqlite.DB, error) {
-	root := project.Cwd()
-	if err := project.Ensure(root); err != nil {
+	root := project.Here()
+	if err := project.EnsureStateDir(root); err != nil {
 		return nil, err
 	}
 	return sqlite.Open(project.StorePath(root), sqlite.Options{})
@@ -220,7 +220,7 @@ func startRecording(e *env, off bool) *recording {
 	}
 	db, err := openStore()
 	if err != nil {
-		storeWarning(e, project.StorePath(project.Cwd()))(err)
+		storeWarning(e, project.StorePath(project.Here()))(err)
 		return nil
 	}
 	rec := &store.Recorder{Store: db}

@@ -102,14 +102,34 @@ func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agenteval",
 		Short: "Evaluate multi-turn, tool-using AI agents",
-		Long: `agenteval scores recorded agent conversations (Ragas MultiTurnSample or
-OpenAI-messages JSONL) with tool-call, trajectory and text metrics.
+		Long: `agenteval evaluates multi-turn, tool-using AI agents, offline or against any
+provider (OpenAI, Anthropic, Gemini, Ollama, any OpenAI-compatible server).
+
+Run live conversation tests (AgentV's mode: conversation): the agent answers
+each turn with the whole history, every turn is graded, then the whole
+conversation; with trials, pass@k and pass^k.
+  agenteval run suite.yaml --target openai:gpt-4o-mini --judge openai:gpt-4o-mini
+  agenteval validate suite.yaml
+
+Let a simulated user drive the agent from an instruction and a persona, and
+measure subgoal progress and expected tool calls (agent_inspect): a test
+with user: in the eval file, run the same way (--simulator picks its model).
+
+Score recorded conversations (Ragas MultiTurnSample JSONL, OpenAI messages,
+OTel GenAI and other traces) for tool-call accuracy and F1, trajectories,
+goal accuracy, rubrics and topic adherence:
+  agenteval score data.jsonl --metric tool_call_accuracy,tool_call_f1,tool_calls
+
+Test agents written in Go inside go test: see the evaltest package.
 
 Exit codes: 0 all passed or valid; 1 a test failed or a file is invalid;
-2 usage or configuration error; 3 a test ended in execution_error.`,
+2 usage or configuration error; 3 a test ended in execution_error.
+Shell completion: agenteval completion bash|zsh|fish|powershell --help.`,
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)

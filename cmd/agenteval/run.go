@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/run"
@@ -25,6 +26,7 @@ import (
 const exitInterrupted = 130
 
 type runFlags struct {
+	config    string
 	judge     judgeFlags
 	simulator string
 	target    string
@@ -77,12 +79,14 @@ else the working directory: see agenteval runs, show, compare and view.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSuites(cmd.Context(), e, args, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.target, "target", "", "target to test: a name from the suite's targets, or provider:model")
+	fl.StringVar(&f.target, "target", "", "target to test: a name from the suite's (or agenteval.yaml's) targets, or provider:model")
+	fl.StringVar(&f.config, "config", "", "project file with shared targets, tools, judge, simulator and defaults (default: the nearest agenteval.yaml at or above each eval file)")
 	fl.StringVar(&f.simulator, "simulator", "", "model that plays simulated users (user: in a test), as provider:model (default: the judge)")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "conversations at once (default 4 per CPU)")
 	fl.IntVar(&f.trials, "trials", 0, "run every test this many times (overrides the suite)")
 	fl.StringVar(&f.filter, "filter", "", "run only tests whose id matches this glob")
-	fl.Float64Var(&f.threshold, "threshold", -1, "pass mark for every test (overrides the suite)")
+	fl.Float64Var(&f.threshold, "threshold", -1, "pass mark for every test, from 0 to 1 (overrides the suite's, whose default is 0.8)")
+	fl.Lookup("threshold").DefValue = "0" // -1 means unset; "0" is shown as no default
 	fl.StringVarP(&f.output, "output", "o", "", "append results (JSONL) to this file")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
 	fl.StringVar(&f.resume, "resume", "", "continue the run recorded in this results file: skip its tests, append the rest")
@@ -159,12 +163,22 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	// collect garbage eagerly meanwhile, so a large suite does not set the
 	// run's peak memory.
 	gc := debug.SetGCPercent(20)
+	configs := map[*suite.Suite]*project.Config{}
 	for _, p := range paths {
-		s, err := suite.Load(p, suite.Options{JudgeAvailable: judgeAvailable, SimulatorAvailable: f.simulator != "", NoExec: e.noExec, MaxFileBytes: e.maxFile})
+		cfg, err := loadProject(p, f.config)
 		if err != nil {
 			loadErrs = append(loadErrs, err.Error())
 			continue
 		}
+		opt := projectOptions(cfg, judgeAvailable, f.simulator != "")
+		opt.NoExec, opt.MaxFileBytes = e.noExec, e.maxFile
+		s, err := suite.Load(p, opt)
+		if err != nil {
+			loadErrs = append(loadErrs, err.Error())
+			continue
+		}
+		project.Apply(cfg, s)
+		configs[s] = cfg
 		// Every target's credentials are secrets, whichever target runs:
 		// a command target inherits the whole environment.
 		target.NoteSecrets(s)
@@ -176,7 +190,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		return exitCode(exitUsage)
 	}
 
-	hdr, err := f.header(suites)
+	hdr, err := f.header(suites, configs)
 	if err != nil {
 		return err
 	}
@@ -303,7 +317,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	}
 	var runErr error
 	for _, s := range suites {
-		opt, err := f.options(s)
+		opt, err := f.options(s, configs[s])
 		if err != nil {
 			prog.stop()
 			return err
@@ -360,7 +374,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 }
 
 // header describes the run about to start.
-func (f *runFlags) header(suites []*suite.Suite) (*report.Header, error) {
+func (f *runFlags) header(suites []*suite.Suite, configs map[*suite.Suite]*project.Config) (*report.Header, error) {
 	h := newHeader("run")
 	if f.runID != "" {
 		if !validRunID(f.runID) {
@@ -368,8 +382,13 @@ func (f *runFlags) header(suites []*suite.Suite) (*report.Header, error) {
 		}
 		h.RunID = f.runID
 	}
-	var targets, judges []string
+	var targets, judges, simulators []string
 	for _, s := range suites {
+		sim := f.simulator
+		if cfg := configs[s]; sim == "" && cfg != nil {
+			sim = cfg.Simulator
+		}
+		simulators = append(simulators, sim)
 		sf, err := suiteFile(s.File, suiteName(s))
 		if err != nil {
 			return nil, usageErr("%v", err)
@@ -389,7 +408,7 @@ func (f *runFlags) header(suites []*suite.Suite) (*report.Header, error) {
 		}
 		judges = append(judges, j)
 	}
-	h.Target, h.Judge, h.Simulator, h.Trials = joinUnique(targets), joinUnique(judges), f.simulator, f.trials
+	h.Target, h.Judge, h.Simulator, h.Trials = joinUnique(targets), joinUnique(judges), joinUnique(simulators), f.trials
 	if f.threshold != -1 {
 		th := f.threshold
 		h.Threshold = &th
@@ -412,6 +431,26 @@ func resumeArchives(ctx context.Context, path string, n int, runID string, sum *
 	return err
 }
 
+// loadProject finds the project file for an eval file: --config, else the
+// nearest agenteval.yaml at or above it.
+func loadProject(path, explicit string) (*project.Config, error) {
+	cfg, err := project.For(path, explicit, suite.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// projectOptions are the loading options of an eval file under a project
+// file: its judge and simulator count as configured.
+func projectOptions(cfg *project.Config, judge, simulator bool) suite.Options {
+	if cfg != nil {
+		judge = judge || cfg.Judge != nil
+		simulator = simulator || cfg.Simulator != ""
+	}
+	return suite.Options{JudgeAvailable: judge, SimulatorAvailable: simulator}
+}
+
 func suiteName(s *suite.Suite) string {
 	if len(s.Tests) > 0 {
 		return s.Tests[0].Suite
@@ -420,16 +459,33 @@ func suiteName(s *suite.Suite) string {
 }
 
 // options builds a suite's run options: its target, its judge, and the
-// command line's overrides.
-func (f *runFlags) options(s *suite.Suite) (run.Options, error) {
+// command line's overrides; cfg, the project file, fills in what neither
+// the command line nor the suite says.
+func (f *runFlags) options(s *suite.Suite, cfg *project.Config) (run.Options, error) {
 	ts, err := target.Select(s, f.target)
 	if err != nil {
 		return run.Options{}, usageErr("%v", err)
 	}
+	jobs, simulator := f.jobs, f.simulator
+	if cfg != nil {
+		if jobs == 0 {
+			jobs = cfg.Defaults.Jobs
+		}
+		if simulator == "" {
+			simulator = cfg.Simulator
+		}
+	}
 	// Each conversation has one agent call in flight, and its grading runs
 	// beside it: a provider serving both needs room for twice -j.
-	conc := max(32, 2*f.jobs)
+	conc := max(32, 2*jobs)
+	// The agent's calls are priced like the judge's, so cost budgets and
+	// totals see --prices too.
+	prices, err := f.judge.priceTable()
+	if err != nil {
+		return run.Options{}, err
+	}
 	agent, err := target.Open(ts, s, target.Options{Configure: func(c *provider.Config) {
+		c.Prices = prices
 		c.Timeout, c.RequestsPerMinute, c.Concurrency, c.CallBudget = f.judge.timeout, f.judge.rpm, conc, f.judge.callBudget
 		c.MaxRetries = f.judge.maxRetries
 		if f.judge.maxRetries == 0 {
@@ -440,7 +496,7 @@ func (f *runFlags) options(s *suite.Suite) (run.Options, error) {
 		return run.Options{}, usageErr("target %s: %s", ts.Name, provider.Redact(err.Error()))
 	}
 	agent = f.otlp.wrap(agent)
-	opt := run.Options{Agent: agent, Target: ts.Name, Concurrency: f.jobs, Trials: f.trials, Filter: f.filter}
+	opt := run.Options{Agent: agent, Target: ts.Name, Concurrency: jobs, Trials: f.trials, Filter: f.filter}
 	if f.threshold != -1 {
 		th := f.threshold
 		opt.Threshold = &th
@@ -458,8 +514,8 @@ func (f *runFlags) options(s *suite.Suite) (run.Options, error) {
 		j.Samples = s.Judge.Samples
 	}
 	opt.Judge = j
-	if f.simulator != "" {
-		if opt.Simulator, opt.SimulatorName, err = jf.open(f.simulator, "simulator"); err != nil {
+	if simulator != "" {
+		if opt.Simulator, opt.SimulatorName, err = jf.open(simulator, "simulator"); err != nil {
 			return run.Options{}, err
 		}
 	}

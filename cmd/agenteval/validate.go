@@ -9,12 +9,13 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/suite"
 	"github.com/spf13/cobra"
 )
 
 func newValidateCmd(e *env) *cobra.Command {
-	var judgeSpec, simulator string
+	var judgeSpec, simulator, config string
 	var input inputFlags
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
@@ -35,9 +36,21 @@ the simulated users.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code := exitOK
-			opt := suite.Options{JudgeAvailable: judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != "", SimulatorAvailable: simulator != "", NoExec: e.noExec, MaxFileBytes: e.maxFile}
+			judge := judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != ""
 			for _, path := range args {
-				c := validateFile(e, path, opt, &input)
+				if filepath.Base(path) == project.FileName {
+					code = max(code, validateProject(e, path))
+					continue
+				}
+				cfg, err := loadProject(path, config)
+				if err != nil {
+					fmt.Fprintln(e.stderr, err.Error())
+					code = max(code, exitFailed)
+					continue
+				}
+				opt := projectOptions(cfg, judge, simulator != "")
+				opt.NoExec, opt.MaxFileBytes = e.noExec, e.maxFile
+				c := validateFile(e, path, opt, &input, cfg)
 				code = max(code, c)
 			}
 			if code == exitUsage {
@@ -49,11 +62,28 @@ the simulated users.`,
 	cmd.Flags().StringVar(&judgeSpec, "judge", "", "the judge that will grade the suites' string assertions")
 	cmd.Flags().StringVar(&simulator, "simulator", "", "the model that will play simulated users")
 	cmd.Flags().StringVar(&input.format, "input-format", "", "read data files as this format instead of detecting it")
+	cmd.Flags().StringVar(&config, "config", "", "project file (default: the nearest agenteval.yaml at or above each file)")
 	return cmd
 }
 
+// validateProject checks a project file and returns its exit code.
+func validateProject(e *env, path string) int {
+	c, err := project.Load(path, suite.Options{})
+	if err != nil {
+		if c == nil {
+			fmt.Fprintf(e.stderr, "%s: %v\n", path, errors.Unwrap(err))
+			return exitUsage
+		}
+		fmt.Fprintln(e.stderr, err.Error())
+		fmt.Fprintf(e.stdout, "%s: invalid: %s\n", path, counted(strings.Count(err.Error(), "\n")+1, "error"))
+		return exitFailed
+	}
+	fmt.Fprintf(e.stdout, "%s: ok, project file: %s, %s\n", path, counted(len(c.Targets), "target"), counted(len(c.Tools), "tool"))
+	return exitOK
+}
+
 // validateSuite checks one eval file and returns its exit code.
-func validateSuite(e *env, path string, opt suite.Options) int {
+func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config) int {
 	s, err := suite.Load(path, opt)
 	if err != nil {
 		if s == nil && !strings.Contains(err.Error(), path+":") {
@@ -65,29 +95,42 @@ func validateSuite(e *env, path string, opt suite.Options) int {
 		fmt.Fprintf(e.stdout, "%s: invalid: %s\n", path, counted(n, "error"))
 		return exitFailed
 	}
-	turns, simulated := 0, 0
+	turns, simulated, subgoals, calls := 0, 0, 0, 0
 	for _, t := range s.Tests {
 		turns += len(t.Turns)
 		if t.User != nil {
 			simulated++
 		}
+		subgoals += len(t.Subgoals)
+		calls += len(t.ExpectedToolCalls)
 	}
 	extra := ""
 	if simulated > 0 {
 		extra = fmt.Sprintf(", %d simulated", simulated)
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s)\n", path, counted(len(s.Tests), "test"), counted(turns, "conversation turn"), extra)
+	if subgoals > 0 {
+		extra += ", " + counted(subgoals, "subgoal")
+	}
+	if calls > 0 {
+		extra += ", " + counted(calls, "expected tool call")
+	}
+	with := ""
+	if cfg != nil {
+		with = ", with " + cfg.File
+	}
+	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s); read as %s%s\n", path, counted(len(s.Tests), "test"), counted(turns, "conversation turn"), extra, s.Schema, with)
 	return exitOK
 }
 
 // validateFile checks one file and returns its exit code.
-func validateFile(e *env, path string, opt suite.Options, input *inputFlags) int {
+func validateFile(e *env, path string, opt suite.Options, input *inputFlags, cfg *project.Config) int {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
-		return validateSuite(e, path, opt)
-	case ".json":
+		return validateSuite(e, path, opt, cfg)
+	default:
+		// agent_inspect JSON is told from a dataset by its content.
 		if b, err := os.ReadFile(path); err == nil && suite.IsInspect(b) {
-			return validateSuite(e, path, opt)
+			return validateSuite(e, path, opt, cfg)
 		}
 	}
 	r, err := input.open(path)

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agenteval/agenteval/internal/project"
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/store/sqlite"
 	"github.com/agenteval/agenteval/view"
 	"github.com/spf13/cobra"
@@ -42,10 +42,10 @@ func runView(ctx context.Context, e *env, host string, port int) error {
 	if port < 0 || port > 65535 {
 		return usageErr("--port %d is not a port number", port)
 	}
-	path := project.StorePath(project.Cwd())
+	path := project.StorePath(project.Here())
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		// An empty store, so the viewer can wait for the first run.
-		if err := project.Ensure(project.Cwd()); err != nil {
+		if err := project.EnsureStateDir(project.Here()); err != nil {
 			return usageErr("%v", err)
 		}
 		db, err := sqlite.Open(path, sqlite.Options{})

@@ -7,49 +7,19 @@ import (
 	"testing"
 )
 
-func TestRoot(t *testing.T) {
-	tmp := t.TempDir()
-	mk := func(p string) string {
-		p = filepath.Join(tmp, p)
-		if err := os.MkdirAll(p, 0o755); err != nil {
+func TestEnsureStateDir(t *testing.T) {
+	root := t.TempDir()
+	for range 2 { // twice: the second finds it made
+		if err := EnsureStateDir(root); err != nil {
 			t.Fatal(err)
 		}
-		return p
-	}
-	plain := mk("plain/sub")
-	repo := mk("repo/a/b")
-	mk("repo/.git")
-	proj := mk("repo/proj/deep")
-	os.WriteFile(filepath.Join(tmp, "repo/proj/agenteval.yaml"), []byte("{}\n"), 0o644)
-	// A folder named agenteval.yaml is not the project file.
-	mk("repo/a/agenteval.yaml")
-
-	for _, tc := range []struct{ dir, want string }{
-		{plain, plain},
-		{repo, filepath.Join(tmp, "repo")},
-		{proj, filepath.Join(tmp, "repo/proj")},
-		{filepath.Join(tmp, "repo/proj"), filepath.Join(tmp, "repo/proj")},
-	} {
-		if got := Root(tc.dir); got != tc.want {
-			t.Errorf("Root(%s) = %s, want %s", tc.dir, got, tc.want)
-		}
-	}
-}
-
-func TestEnsureIgnoresState(t *testing.T) {
-	root := t.TempDir()
-	if err := Ensure(root); err != nil {
-		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(root, StateDir, ".gitignore"))
-	if err != nil || string(b) == "" {
+	if err != nil || len(b) == 0 {
 		t.Fatalf(".gitignore: %q, %v", b, err)
 	}
-	if err := Ensure(root); err != nil {
-		t.Fatal(err)
-	}
-	if StorePath(root) != filepath.Join(root, ".agenteval", "agenteval.db") || CacheDir(root) != filepath.Join(root, ".agenteval", "cache") {
-		t.Error(StorePath(root), CacheDir(root))
+	if StorePath(root) != filepath.Join(root, ".agenteval", "agenteval.db") {
+		t.Error(StorePath(root))
 	}
 }
 
