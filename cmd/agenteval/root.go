@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"github.com/agenteval/agenteval/internal/bytesize"
+	"github.com/agenteval/agenteval/internal/dotenv"
 	"github.com/agenteval/agenteval/internal/proc"
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/report"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -57,6 +60,26 @@ func runExit(s report.Summary) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// loadEnvFile reads --env-file, or the project root's .env when there is
+// one. Its secrets are redacted like the environment's.
+func loadEnvFile(path string) error {
+	if path == "" {
+		root, err := project.Root(".")
+		if err != nil {
+			return nil
+		}
+		path = filepath.Join(root, ".env")
+		if _, err := os.Stat(path); err != nil {
+			return nil
+		}
+	}
+	if _, err := dotenv.Load(path); err != nil {
+		return usageErr("--env-file: %v", err)
+	}
+	redact.Reload()
+	return nil
 }
 
 // exitCode ends the command with a code and no further message.
@@ -140,12 +163,15 @@ Shell completion: agenteval completion bash|zsh|fish|powershell --help.`,
 		"run no program the eval file names: refuse command targets and script graders (also AGENTEVAL_NO_EXEC=1)")
 	root.PersistentFlags().Var(bytesize.Value{N: &e.maxRow}, "max-row-size", "largest dataset row read (default 32MB); a longer row is an error for that row")
 	root.PersistentFlags().Var(bytesize.Value{N: &e.maxFile}, "max-file-size", "largest eval file read (default 64MB)")
-	root.PersistentPreRun = func(*cobra.Command, []string) {
+	var envFile string
+	root.PersistentFlags().StringVar(&envFile, "env-file", "", "read environment variables from this file (default: .env in the project root, if there is one); real ones win")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if e.noExec {
 			proc.Refuse("--no-exec")
 		} else {
 			proc.Refuse("")
 		}
+		return loadEnvFile(envFile)
 	}
 	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newImportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e), newCacheCmd(e),
 		newRunsCmd(e), newShowCmd(e), newTagCmd(e), newCompareCmd(e), newReportCmd(e), newViewCmd(e))
