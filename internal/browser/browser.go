@@ -150,17 +150,21 @@ func ScreenshotDir() (string, error) {
 	}
 }
 
-// Screenshot saves what the tab shows as testdata/screenshots/NAME.png, for
-// a reviewer to look at.
+// Screenshot saves what the tab shows as NAME.png, for a reviewer to look
+// at: in testdata/screenshots, the committed ones the README shows, when
+// AGENTEVAL_SCREENSHOTS=1 (so that a plain go test leaves the work tree
+// alone), else in the test's temporary folder.
 func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
-	dir, err := ScreenshotDir()
-	if err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	if os.Getenv("AGENTEVAL_SCREENSHOTS") != "" {
+		if dir, err = ScreenshotDir(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
