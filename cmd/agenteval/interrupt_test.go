@@ -60,8 +60,12 @@ func TestInterruptKeepsFinishedResults(t *testing.T) {
 	if !ok || ee.ExitCode() != 130 {
 		t.Fatalf("exit = %v, want 130; stderr: %s", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "interrupted: 1 finished tests kept in "+results+"; continue with --resume") {
+	if !strings.Contains(stderr.String(), "interrupted: 1 finished test kept in "+results+"; continue with --resume") {
 		t.Errorf("stderr = %s", stderr.String())
+	}
+	// The totals still end the log, as in CI they must.
+	if !strings.Contains(stderr.String(), "1/3 tests · 1 passed · 0 failed · 0 errors") {
+		t.Errorf("no totals line after Ctrl-C: %s", stderr.String())
 	}
 	b, _ := os.ReadFile(results)
 	if n := bytes.Count(b, []byte(`{"test_id"`)); n != 1 || !bytes.HasPrefix(b, []byte(`{"record":"run"`)) {

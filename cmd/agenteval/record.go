@@ -105,6 +105,8 @@ type resumed struct {
 	header *report.Header
 	done   map[string]map[string]agenteval.ExecutionStatus // suite -> test -> status
 	n      int
+	// cut is how many bytes of a cut-off last line were removed.
+	cut int64
 }
 
 // readResumed reads a results file for --resume. A last line cut off by a
@@ -136,6 +138,9 @@ func readResumed(path string) (*resumed, error) {
 	}
 	r.header = rd.Header()
 	if cut, whole := rd.Cut(); cut {
+		if st, err := os.Stat(path); err == nil {
+			r.cut = st.Size() - whole
+		}
 		if err := os.Truncate(path, whole); err != nil {
 			return nil, fmt.Errorf("remove the cut-off last line of %s: %w", path, err)
 		}

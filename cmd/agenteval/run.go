@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/bytesize"
 	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
@@ -205,6 +206,9 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		if done, err = readResumed(f.resume); err != nil {
 			return usageErr("--resume: %v", err)
 		}
+		if done.cut > 0 {
+			fmt.Fprintf(e.stderr, "agenteval: warning: %s ended in a cut-off line (%s, from a run that was killed); it was removed, and that test runs again\n", f.resume, bytesize.Format(done.cut))
+		}
 		if old := done.header; old != nil {
 			if err := checkResume(f.resume, old, hdr); err != nil && !f.force {
 				return usageErr("%v", err)
@@ -361,7 +365,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		case errors.As(runErr, &fe):
 			return &exitError{code: exitUsage, err: fmt.Errorf("%s\nStopped after %s; fix the configuration and run again", provider.Redact(fe.Error()), counted(sum.Total, "test"))}
 		case errors.Is(runErr, context.Canceled) || ctx.Err() != nil:
-			fmt.Fprintf(e.stderr, "interrupted: %d finished tests kept", sum.Total)
+			fmt.Fprintf(e.stderr, "interrupted: %s kept", counted(sum.Total, "finished test"))
 			if out != "" {
 				fmt.Fprintf(e.stderr, " in %s; continue with --resume %s", out, out)
 			}
