@@ -79,6 +79,11 @@ else the working directory: see agenteval runs, show, compare and view.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return runSuites(cmd.Context(), e, args, &f) },
 	}
+	cmd.Long += `
+
+A SUITE may be a folder: its eval files (*.yaml and *.yml with tests:, and
+agent_inspect JSON) are run, in name order, folders below it included; a
+quoted glob such as 'evals/*.eval.yaml' is expanded the same way.`
 	fl := cmd.Flags()
 	fl.StringVar(&f.target, "target", "", "target to test: a name from the suite's (or agenteval.yaml's) targets, or provider:model")
 	fl.StringVar(&f.config, "config", "", "project file with shared targets, tools, judge, simulator and defaults (default: the nearest agenteval.yaml at or above each eval file)")
@@ -88,7 +93,7 @@ else the working directory: see agenteval runs, show, compare and view.`,
 	fl.StringVar(&f.filter, "filter", "", "run only tests whose id matches this glob")
 	fl.Float64Var(&f.threshold, "threshold", -1, "pass mark for every test, from 0 to 1 (overrides the suite's, whose default is 0.8)")
 	fl.Lookup("threshold").DefValue = "0" // -1 means unset; "0" is shown as no default
-	fl.StringVarP(&f.output, "output", "o", "", "append results (JSONL) to this file")
+	fl.StringVarP(&f.output, "output", "o", "", "write results (JSONL) to this file, replacing it (--resume appends to the file it continues)")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
 	fl.StringVar(&f.resume, "resume", "", "continue the run recorded in this results file: skip its tests, append the rest")
 	fl.BoolVar(&f.force, "force", false, "with --resume: continue even though the file was written for other suites or another target")
@@ -156,6 +161,10 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	if f.trials != 0 && (f.trials < 1 || f.trials > suite.MaxTrials) {
 		return usageErr("--trials %d is outside 1..%d", f.trials, suite.MaxTrials)
 	}
+	paths, err := evalFiles(paths)
+	if err != nil {
+		return err
+	}
 	judgeAvailable := f.judge.spec != "" || os.Getenv("AGENTEVAL_JUDGE") != ""
 	var suites []*suite.Suite
 	var loadErrs []string
@@ -195,7 +204,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	// Results: --resume appends to its file; -o appends too.
+	// Results: -o writes a file afresh; --resume appends to its file.
 	out := f.output
 	var done *resumed
 	if f.resume != "" {
@@ -241,7 +250,13 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		}
 	}()
 	if out != "" {
-		fh, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		// -o starts the file afresh; only --resume adds to one, so a new
+		// run is never mixed into an old one's results.
+		mode := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+		if done != nil {
+			mode = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		}
+		fh, err := os.OpenFile(out, mode, 0o644)
 		if err != nil {
 			return usageErr("open results file: %v", err)
 		}
@@ -312,6 +327,9 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			return usageErr("%v", err)
 		}
 		c.total += len(ts)
+	}
+	if c.total == 0 && f.filter != "" {
+		return usageErr("%s", noMatch(f.filter, suites))
 	}
 	start := time.Now()
 	live := e.stderrTTY && !f.quiet
