@@ -211,6 +211,9 @@ type scriptOutput struct {
 	Assertions []agenteval.Assertion `json:"assertions"`
 }
 
+// maxScriptOutput bounds what a script grader may print.
+const maxScriptOutput = 16 << 20
+
 // ScriptOptions is the options of script.
 type ScriptOptions struct {
 	// Command is the program and its arguments; a string is one program
@@ -228,7 +231,7 @@ func newScript(cfg ScriptOptions, e Env) (Func, error) {
 	timeout := 60 * time.Second
 	if cfg.Timeout != "" {
 		d, err := time.ParseDuration(cfg.Timeout)
-		if err != nil {
+		if err != nil || d <= 0 {
 			return nil, fmt.Errorf("timeout %q is not a duration such as 30s", cfg.Timeout)
 		}
 		timeout = d
@@ -262,13 +265,18 @@ func newScript(cfg ScriptOptions, e Env) (Func, error) {
 		}
 		cmd.Dir = dir
 		cmd.Stdin = bytes.NewReader(payload)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
+		// A grade is small: a script that writes megabytes is broken, and
+		// must not take the run's memory with it.
+		stdout, stderr := &proc.Buffer{Max: maxScriptOutput}, &proc.Buffer{Max: 64 << 10}
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		if err := proc.Run(cmd); err != nil {
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return Outcome{}, fmt.Errorf("script %s did not finish within %s", argv[0], timeout)
 			}
 			return Outcome{}, fmt.Errorf("script %s failed: %v; stderr: %s", argv[0], err, truncate(strings.TrimSpace(stderr.String()), 300))
+		}
+		if stdout.Over {
+			return Outcome{}, fmt.Errorf("script %s wrote more than %d MB; it should write one JSON object {score, assertions}", argv[0], maxScriptOutput>>20)
 		}
 		var out scriptOutput
 		if err := strictjson.Decode(bytes.TrimSpace(stdout.Bytes()), &out); err != nil {

@@ -48,3 +48,35 @@ func TestScriptTimeoutKillsGrandchildren(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptBackgroundChild: a script that prints its grade and leaves a
+// child holding its output still grades, and the child is killed.
+func TestScriptBackgroundChild(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	script := filepath.Join(dir, "grade.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\nsleep 20 &\necho $! > "+pidFile+"\necho '{\"score\": 1}'\n"), 0o755)
+	g, err := New(Spec{Type: "script", Options: ScriptOptions{Command: Strings{script}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Run(context.Background(), g, "script", "script", &agenteval.GradeInput{})
+	if err != nil || s.Score != 1 {
+		t.Fatalf("score %+v, err %v", s, err)
+	}
+	pid, _ := os.ReadFile(pidFile)
+	p := strings.TrimSpace(string(pid))
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		state, err := os.ReadFile("/proc/" + p + "/stat")
+		if err != nil || strings.Contains(string(state), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the background child %s is still running", p)
+			break
+		}
+	}
+	if _, err := New(Spec{Type: "script", Options: ScriptOptions{Command: Strings{script}, Timeout: "0s"}}); err == nil {
+		t.Error("a zero timeout was accepted")
+	}
+}

@@ -101,6 +101,9 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *grade.Plan, trial int, re
 	start := time.Now()
 	threshold := r.threshold(t)
 	sess := r.newSession(ctx, t, trial)
+	// Closed after the last agent call below; closed here too when a Go
+	// agent or grader panics, so its process does not outlive the trial.
+	defer sess.close()
 	res := agenteval.Trial{Trial: trial}
 
 	if t.Mode != agenteval.ModeConversation {
@@ -208,6 +211,7 @@ type session struct {
 	history agenteval.Conversation
 	usage   agenteval.Usage
 	ms      float64
+	closed  bool
 }
 
 func (r *suiteRunner) newSession(ctx context.Context, t *agenteval.Test, trial int) *session {
@@ -233,8 +237,13 @@ func (s *session) call(k int) (agenteval.Conversation, float64, error) {
 	return resp.Messages, ms, err
 }
 
-// close tells an agent that keeps state per conversation that it is over.
+// close tells an agent that keeps state per conversation that it is over;
+// once.
 func (s *session) close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
 	if c, ok := s.r.opt.Agent.(agenteval.Closer); ok {
 		c.CloseConversation(s.id)
 	}

@@ -187,7 +187,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e.stderr = stderr
 	root := newRoot(e)
 	root.SetArgs(args)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM and SIGHUP (a CI timeout, a closed terminal) end the run like
+	// Ctrl-C, so the children in their own process groups are killed too.
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -37,11 +37,11 @@ var ErrRefused = errors.New("running programs is turned off")
 // Command prepares argv to run as a child we own: in its own process
 // group, killed whole when ctx ends.
 func Command(ctx context.Context, argv []string) (*exec.Cmd, error) {
-	if why := refused.Load(); why != nil {
-		return nil, &refusedError{argv[0], *why}
-	}
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("no program to run")
+	}
+	if why := refused.Load(); why != nil {
+		return nil, &refusedError{argv[0], *why}
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	ownGroup(cmd)
@@ -55,6 +55,45 @@ func Command(ctx context.Context, argv []string) (*exec.Cmd, error) {
 
 // Kill kills cmd's whole process group.
 func Kill(cmd *exec.Cmd) { killGroup(cmd) }
+
+// Run runs cmd to the end, then kills what it left running in its group
+// (a background child holding its output open), so nothing outlives it. A
+// program that exited 0 but whose child kept the pipes past WaitDelay has
+// still succeeded, with the output read until then.
+func Run(cmd *exec.Cmd) error {
+	err := cmd.Run()
+	Kill(cmd)
+	if errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil && cmd.ProcessState.Success() {
+		return nil
+	}
+	return err
+}
+
+// Buffer keeps at most Max bytes of what is written to it, and says
+// whether more came.
+type Buffer struct {
+	Max int
+	buf []byte
+	// Over is set once more than Max bytes were written.
+	Over bool
+}
+
+// Write keeps what fits; it never fails, so the writer is never blocked.
+func (b *Buffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := b.Max - len(b.buf); room < n {
+		b.Over = true
+		p = p[:max(room, 0)]
+	}
+	b.buf = append(b.buf, p...)
+	return n, nil
+}
+
+// Bytes is what was kept.
+func (b *Buffer) Bytes() []byte { return b.buf }
+
+// String is what was kept, as text.
+func (b *Buffer) String() string { return string(b.buf) }
 
 type refusedError struct{ program, why string }
 
