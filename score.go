@@ -161,9 +161,12 @@ func Combine(scores []Score, threshold float64) (float64, Verdict) {
 
 // Result is the outcome of one test: one line of a results JSONL file.
 type Result struct {
-	TestID          string          `json:"test_id"`
-	Suite           string          `json:"suite,omitempty"`
-	Target          string          `json:"target,omitempty"`
+	TestID string `json:"test_id"`
+	Suite  string `json:"suite,omitempty"`
+	Target string `json:"target,omitempty"`
+	// ConversationID groups the tests of one conversation thread, as the
+	// eval file's conversation_id says.
+	ConversationID  string          `json:"conversation_id,omitempty"`
 	Score           float64         `json:"score"`
 	Verdict         Verdict         `json:"verdict"`
 	ExecutionStatus ExecutionStatus `json:"execution_status"`

@@ -232,7 +232,11 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 			}
 			st := d.states[i]
 			st.finished = len(st.trials)
-			out(st, d.r.dependencyResult(st.test, st.failedDeps))
+			if st.test.Skip != "" {
+				out(st, d.r.skipResult(st.test))
+			} else {
+				out(st, d.r.dependencyResult(st.test, st.failedDeps))
+			}
 		}
 		if remaining == 0 {
 			break
@@ -290,7 +294,7 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 func (d *dispatcher) settleable() (int, bool) {
 	for k, i := range d.ready {
 		st := d.states[i]
-		if len(st.failedDeps) > 0 && st.test.OnDependencyFailure != "run" && st.next == 0 {
+		if st.test.Skip != "" || len(st.failedDeps) > 0 && st.test.OnDependencyFailure != "run" && st.next == 0 {
 			d.ready = append(d.ready[:k], d.ready[k+1:]...)
 			return i, true
 		}
@@ -303,7 +307,7 @@ func (d *dispatcher) launch(ctx context.Context) {
 	for d.free > 0 && len(d.ready) > 0 {
 		i := d.ready[0]
 		st := d.states[i]
-		if len(st.failedDeps) > 0 && st.test.OnDependencyFailure != "run" {
+		if st.test.Skip != "" || len(st.failedDeps) > 0 && st.test.OnDependencyFailure != "run" {
 			return // settled by the loop
 		}
 		if st.plan == nil && st.planErr == nil {
@@ -353,7 +357,7 @@ func errorTrial(trial int, why string) agenteval.Trial {
 // result combines a finished test's trials and lets go of its graders.
 func (d *dispatcher) result(st *testState) *agenteval.Result {
 	t := st.test
-	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: d.r.opt.Target, Scores: []agenteval.Score{}}
+	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: d.r.opt.Target, ConversationID: t.ConversationID, Scores: []agenteval.Score{}}
 	combineTrials(res, t, st.trials, d.r.threshold(t))
 	// Trials run side by side: the test took as long as its longest, not
 	// counting the wait for a free slot.
@@ -385,7 +389,7 @@ func (d *dispatcher) finish(st *testState, status agenteval.ExecutionStatus) {
 // dependencyResult is the result of a test that does not run because a
 // dependency ended in execution_error.
 func (r *suiteRunner) dependencyResult(t *agenteval.Test, failedDeps []string) *agenteval.Result {
-	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, Scores: []agenteval.Score{}}
+	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, ConversationID: t.ConversationID, Scores: []agenteval.Score{}}
 	res.Verdict = agenteval.VerdictSkip
 	res.Error = fmt.Sprintf("skipped because its dependency %v ended in execution_error (on_dependency_failure: skip)", failedDeps)
 	if t.OnDependencyFailure == "fail" {
@@ -394,6 +398,14 @@ func (r *suiteRunner) dependencyResult(t *agenteval.Test, failedDeps []string) *
 	}
 	res.ExecutionStatus = agenteval.StatusOf(res.Verdict)
 	return res
+}
+
+// skipResult is the result of a test that needs a feature agenteval does
+// not run (Test.Skip). It did not fail and did not err: its execution
+// status is ok, so its dependents run.
+func (r *suiteRunner) skipResult(t *agenteval.Test) *agenteval.Result {
+	return &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, ConversationID: t.ConversationID,
+		Scores: []agenteval.Score{}, Verdict: agenteval.VerdictSkip, ExecutionStatus: agenteval.StatusOK, Error: "skipped: " + t.Skip}
 }
 
 // trialCount is how many times a test runs.

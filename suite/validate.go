@@ -37,16 +37,32 @@ func (d *decoder) validate(s *Suite, opt Options) {
 	}
 	d.checkCycles(s.Tests)
 	haveJudge := opt.JudgeAvailable || s.Judge != nil
+	judgeWarned := false
 	dir := filepath.Dir(s.File)
 	for i := range s.Tests {
 		t := &s.Tests[i]
 		p, errs := grade.NewPlan(t, grade.PlanOptions{Dir: dir, Threshold: agenteval.DefaultThreshold})
 		d.errs = append(d.errs, errs...)
+		if t.Skip != "" {
+			continue // it will not run, so it needs no judge
+		}
 		if use, needs := p.NeedsJudge(); needs && !haveJudge {
-			d.errs = append(d.errs, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades, and no judge is configured; add judge: openai:gpt-4o-mini (or another provider:model) to the file, pass --judge, or set AGENTEVAL_JUDGE", t.ID, use.What)))
+			if opt.NoJudgeNeeded {
+				if !judgeWarned {
+					judgeWarned = true
+					d.warns = append(d.warns, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades; run will need --judge provider:model (or judge: in the file, or AGENTEVAL_JUDGE)", t.ID, use.What)))
+				}
+			} else {
+				d.errs = append(d.errs, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades, and no judge is configured; add judge: openai:gpt-4o-mini (or another provider:model) to the file, pass --judge, or set AGENTEVAL_JUDGE", t.ID, use.What)))
+			}
 		}
 		if t.User != nil && t.User.Model == "" && !haveJudge && !opt.SimulatorAvailable {
-			d.errs = append(d.errs, t.Pos.Errorf(fmt.Sprintf("test %q has a simulated user (user:) and no model to play it; set user.model, pass --simulator provider:model, or configure a judge (judge:, --judge or AGENTEVAL_JUDGE)", t.ID)))
+			msg := fmt.Sprintf("test %q has a simulated user (user:) and no model to play it; set user.model, pass --simulator provider:model, or configure a judge (judge:, --judge or AGENTEVAL_JUDGE)", t.ID)
+			if opt.NoJudgeNeeded {
+				d.warns = append(d.warns, t.Pos.Errorf(msg))
+			} else {
+				d.errs = append(d.errs, t.Pos.Errorf(msg))
+			}
 		}
 	}
 }
@@ -114,5 +130,19 @@ func sortErrors(errs []error) {
 			return li < lj
 		}
 		return ci < cj
+	})
+}
+
+// sortPos orders positioned warnings by file, line and column.
+func sortPos(ps []*agenteval.PosError) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
 	})
 }

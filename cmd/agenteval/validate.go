@@ -16,6 +16,7 @@ import (
 
 func newValidateCmd(e *env) *cobra.Command {
 	var judgeSpec, simulator string
+	var explain, strict bool
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check eval files and datasets, reporting every problem with its line and column",
@@ -24,9 +25,17 @@ OpenAI-messages JSONL, or a JSON array), and report every problem as
 path:line:col: message on stderr. Exit 0 when every file is valid, 1 when
 any is not, 2 when a file cannot be read.
 
-Suites with string assertions need a judge; --judge (or AGENTEVAL_JUDGE)
-says one will be given at run time, and --simulator that a model will play
-the simulated users.`,
+Validation is about the file: it needs neither secrets nor a judge. An
+unset environment variable, an unknown key, a setting agenteval ignores, or
+graders that a judge will grade (run needs --judge) are warnings
+(path:line:col: warning: ...), and the file is still valid; --strict makes
+them errors. Each file ends with one line: loaded or invalid, its tests,
+its warnings, and the tests that will be skipped and why. JSONL is read as
+AgentV tests or as recorded conversations (Ragas, OpenAI messages),
+whichever its lines are, and the line says which.
+
+--explain prints how each test was read: its input, reference, graders
+and targets, whichever spelling (AgentV v4 or v5 keys) the file used.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("validate needs at least one file\nUsage: agenteval validate FILE...")
@@ -35,9 +44,10 @@ the simulated users.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code := exitOK
-			opt := suite.Options{JudgeAvailable: judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != "", SimulatorAvailable: simulator != ""}
+			opt := suite.Options{JudgeAvailable: judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != "", SimulatorAvailable: simulator != "",
+				NoJudgeNeeded: true, Strict: strict}
 			for _, path := range args {
-				c := validateFile(e, path, opt)
+				c := validateFile(e, path, opt, explain)
 				code = max(code, c)
 			}
 			if code == exitUsage {
@@ -48,12 +58,19 @@ the simulated users.`,
 	}
 	cmd.Flags().StringVar(&judgeSpec, "judge", "", "the judge that will grade the suites' string assertions")
 	cmd.Flags().StringVar(&simulator, "simulator", "", "the model that will play simulated users")
+	cmd.Flags().BoolVar(&explain, "explain", false, "print how each test was read (input, reference, graders, targets)")
+	cmd.Flags().BoolVar(&strict, "strict", false, "make every warning an error")
 	return cmd
 }
 
 // validateSuite checks one eval file and returns its exit code.
-func validateSuite(e *env, path string, opt suite.Options) int {
+func validateSuite(e *env, path string, opt suite.Options, explain bool) int {
 	s, err := suite.Load(path, opt)
+	if s != nil {
+		for _, w := range s.Warnings {
+			fmt.Fprintln(e.stderr, warningText(w))
+		}
+	}
 	if err != nil {
 		if s == nil && !strings.Contains(err.Error(), path+":") {
 			fmt.Fprintf(e.stderr, "%s: %v\n", path, errors.Unwrap(err))
@@ -64,29 +81,32 @@ func validateSuite(e *env, path string, opt suite.Options) int {
 		fmt.Fprintf(e.stdout, "%s: invalid: %d errors\n", path, n)
 		return exitFailed
 	}
-	turns, simulated := 0, 0
-	for _, t := range s.Tests {
-		turns += len(t.Turns)
-		if t.User != nil {
-			simulated++
-		}
+	if explain {
+		suite.Explain(e.stdout, s)
 	}
-	extra := ""
-	if simulated > 0 {
-		extra = fmt.Sprintf(", %d simulated", simulated)
-	}
-	fmt.Fprintf(e.stdout, "%s: ok, %d tests (%d conversation turns%s)\n", path, len(s.Tests), turns, extra)
+	fmt.Fprintln(e.stdout, suite.CompatLine(s))
 	return exitOK
 }
 
+// warningText renders a warning as path:line:col: warning: message.
+func warningText(w *agenteval.PosError) string {
+	c := *w
+	c.Msg = "warning: " + c.Msg
+	return c.Error()
+}
+
 // validateFile checks one file and returns its exit code.
-func validateFile(e *env, path string, opt suite.Options) int {
+func validateFile(e *env, path string, opt suite.Options, explain bool) int {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
-		return validateSuite(e, path, opt)
+		return validateSuite(e, path, opt, explain)
 	case ".json":
 		if b, err := os.ReadFile(path); err == nil && suite.IsInspect(b) {
-			return validateSuite(e, path, opt)
+			return validateSuite(e, path, opt, explain)
+		}
+	case ".jsonl":
+		if b, err := os.ReadFile(path); err == nil && suite.SniffJSONL(b) == suite.JSONLTests {
+			return validateSuite(e, path, opt, explain)
 		}
 	}
 	r, err := dataset.Open(path)
