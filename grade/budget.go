@@ -45,7 +45,7 @@ var (
 			return in.Stats.LatencyMS, true
 		})
 	TokenUsage = deterministic(Definition{Name: "token_usage", Doc: "the agent used at most max tokens (input + output), max_input input tokens, max_output output tokens"}, newTokenUsage)
-	Cost = budget("cost", "the agent's calls cost at most max US dollars", "USD", []string{"max_cost", "budget", "max_usd"},
+	Cost       = budget("cost", "the agent's calls cost at most max US dollars", "USD", []string{"max_cost", "budget", "max_usd"},
 		func(in *agenteval.GradeInput) (float64, bool) {
 			if in.Stats == nil || in.Stats.Usage.CostUSD == nil {
 				return 0, false

@@ -202,4 +202,3 @@ func (d *decoder) tools(n *yaml.Node) []ToolMock {
 	}
 	return out
 }
-

@@ -104,4 +104,3 @@ func hasContent(c agenteval.Conversation) bool {
 	}
 	return false
 }
-
