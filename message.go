@@ -95,9 +95,11 @@ type Message struct {
 }
 
 // Part is a piece of a message that is not plain text: an image, kept
-// as a data URL so that it travels in JSON and reaches a model as is.
+// as a data URL so that it travels in JSON and reaches a model as is; or a
+// file whose text the message's Content already holds, kept by path for
+// agents that take files (AgentV's cli {FILES}) and for graders.
 type Part struct {
-	// Type is "image".
+	// Type is "image" or "file".
 	Type string `json:"type"`
 	// MediaType is the MIME type, such as image/png.
 	MediaType string `json:"media_type,omitempty"`

@@ -30,6 +30,9 @@ type Options struct {
 	Trials    int
 	// Filter selects tests by id, with path.Match syntax (* ? [..]).
 	Filter string
+	// Select, when set, runs only the tests it accepts (the tests of one
+	// target of a matrix).
+	Select func(*agenteval.Test) bool
 	// Done lists tests already finished (from --resume), by id, with the
 	// status their dependents should see.
 	Done map[string]agenteval.ExecutionStatus
@@ -124,6 +127,15 @@ func RunSuite(ctx context.Context, s *suite.Suite, opt Options, emit func(*agent
 	tests, err := Selected(s, opt.Filter)
 	if err != nil {
 		return err
+	}
+	if opt.Select != nil {
+		kept := tests[:0:0]
+		for _, t := range tests {
+			if opt.Select(t) {
+				kept = append(kept, t)
+			}
+		}
+		tests = kept
 	}
 	conc := opt.Concurrency
 	if conc <= 0 {

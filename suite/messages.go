@@ -208,9 +208,10 @@ func (d *decoder) blocks(items []*yaml.Node, what string) (string, []agenteval.P
 		case "text", "input_text":
 			texts = append(texts, value)
 		case "file":
-			if text, ok := d.readBlock(valueN, value, what); ok {
+			if text, abs, ok := d.readBlock(valueN, value, what); ok {
 				files = true
 				texts = append(texts, fmt.Sprintf("<file path=%q>\n%s\n</file>", value, strings.TrimSpace(text)))
+				parts = append(parts, agenteval.Part{Type: "file", Path: abs})
 			}
 		case "image", "image_url", "input_image":
 			if p, ok := d.image(valueN, value); ok {
@@ -231,22 +232,22 @@ func (d *decoder) blocks(items []*yaml.Node, what string) (string, []agenteval.P
 
 // readBlock reads the file a content block names. A file that is not
 // there is a warning, as in AgentV: the block is left out.
-func (d *decoder) readBlock(n *yaml.Node, path, what string) (string, bool) {
+func (d *decoder) readBlock(n *yaml.Node, path, what string) (string, string, bool) {
 	if path == "" {
 		d.fail(n, "%s: a file block needs value: the file's path", what)
-		return "", false
+		return "", "", false
 	}
 	p, tried := d.findFile(path)
 	if p == "" {
 		d.warn(n, "%s: file %s is not there (looked in %s); the block is left out", what, path, strings.Join(tried, ", "))
-		return "", false
+		return "", "", false
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
 		d.warn(n, "%s: cannot read file %s: %v; the block is left out", what, path, err)
-		return "", false
+		return "", "", false
 	}
-	return strings.ReplaceAll(string(b), "\r\n", "\n"), true
+	return strings.ReplaceAll(string(b), "\r\n", "\n"), p, true
 }
 
 // image reads an image block into a part: a local file becomes a data URL;

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -28,7 +29,9 @@ const exitInterrupted = 130
 type runFlags struct {
 	judge     judgeFlags
 	simulator string
-	target    string
+	targets   []string
+	tags      []string
+	strict    bool
 	jobs      int
 	trials    int
 	filter    string
@@ -66,7 +69,9 @@ the tests already in FILE.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSuites(cmd.Context(), e, args, &f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.target, "target", "", "target to test: a name from the suite's targets, or provider:model")
+	fl.StringArrayVar(&f.targets, "target", nil, "target to test: a name from the suite's targets (or AgentV's targets.yaml), or provider:model; repeat it to run the suite once per target")
+	fl.StringArrayVar(&f.tags, "tag", nil, "run only the eval files with this tag (repeatable: any of them); a v5 tags map matches as key=value")
+	fl.BoolVar(&f.strict, "strict", false, "make every warning about an eval file an error")
 	fl.StringVar(&f.simulator, "simulator", "", "model that plays simulated users (user: in a test), as provider:model (default: the judge)")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "conversations at once (default 4 per CPU)")
 	fl.IntVar(&f.trials, "trials", 0, "run every test this many times (overrides the suite)")
@@ -172,9 +177,26 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	// run's peak memory.
 	gc := debug.SetGCPercent(20)
 	for _, p := range paths {
-		s, err := suite.Load(p, suite.Options{JudgeAvailable: judgeAvailable, SimulatorAvailable: f.simulator != ""})
+		if strings.EqualFold(filepath.Ext(p), ".jsonl") {
+			if b, err := os.ReadFile(p); err == nil && suite.SniffJSONL(b) == suite.JSONLSamples {
+				loadErrs = append(loadErrs, fmt.Sprintf("%s holds recorded conversations (Ragas samples or OpenAI messages), not tests: score them with agenteval score %s --metric NAME", p, p))
+				continue
+			}
+		}
+		s, err := suite.Load(p, suite.Options{JudgeAvailable: judgeAvailable, SimulatorAvailable: f.simulator != "", Strict: f.strict})
+		if s != nil && !f.quiet {
+			for _, w := range s.Warnings {
+				fmt.Fprintln(e.stderr, warningText(w))
+			}
+		}
 		if err != nil {
 			loadErrs = append(loadErrs, err.Error())
+			continue
+		}
+		if s.Format == "agentv-jsonl" && !f.quiet {
+			fmt.Fprintf(e.stderr, "%s: read as AgentV tests (JSONL), %d tests\n", p, len(s.Tests))
+		}
+		if !hasTag(s, f.tags) {
 			continue
 		}
 		suites = append(suites, s)
@@ -183,6 +205,9 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	if len(loadErrs) > 0 {
 		fmt.Fprintln(e.stderr, strings.Join(loadErrs, "\n"))
 		return exitCode(exitUsage)
+	}
+	if len(suites) == 0 && len(f.tags) > 0 {
+		return usageErr("no eval file has the tag %s", strings.Join(f.tags, " or "))
 	}
 
 	// Results: --resume appends to its file; -o appends too.
@@ -239,12 +264,20 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	var sum report.Summary
 	var sumMu sync.Mutex
 	var c counters
+	plans := map[*suite.Suite][]targetRun{}
 	for _, s := range suites {
 		ts, err := run.Selected(s, f.filter)
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		c.total += len(ts)
+		plans[s] = f.targetRuns(s)
+		for _, tr := range plans[s] {
+			for _, t := range ts {
+				if tr.selects(t) {
+					c.total++
+				}
+			}
+		}
 	}
 	start := time.Now()
 	live := e.stderrTTY && !f.quiet
@@ -253,26 +286,43 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		prog = startProgress(e.stderr, func() string { return c.line(start) })
 	}
 	var runErr error
-	for _, s := range suites {
-		opt, err := f.options(s)
-		if err != nil {
-			prog.stop()
-			return err
+	emit := func(r *agenteval.Result) error {
+		c.add(r)
+		sumMu.Lock()
+		sum.Add(r)
+		sumMu.Unlock()
+		if !live && !f.quiet && e.stderr != nil && !e.stdoutTTY {
+			fmt.Fprintf(e.stderr, "%-5s %s/%s %.3f (%s)\n", strings.ToUpper(string(r.Verdict)), r.Suite, r.TestID, r.Score, time.Duration(r.DurationMS*float64(time.Millisecond)).Round(time.Millisecond))
 		}
-		opt.Done = done[suiteName(s)]
-		err = run.RunSuite(ctx, s, opt, func(r *agenteval.Result) error {
-			c.add(r)
-			sumMu.Lock()
-			sum.Add(r)
-			sumMu.Unlock()
-			if !live && !f.quiet && e.stderr != nil && !e.stdoutTTY {
-				fmt.Fprintf(e.stderr, "%-5s %s/%s %.3f (%s)\n", strings.ToUpper(string(r.Verdict)), r.Suite, r.TestID, r.Score, time.Duration(r.DurationMS*float64(time.Millisecond)).Round(time.Millisecond))
+		return prog.around(func() error { return writers.Write(r) })
+	}
+runs:
+	for _, s := range suites {
+		for _, tr := range plans[s] {
+			opt, err := f.options(s, tr.target)
+			if err != nil && len(plans[s]) == 1 {
+				prog.stop()
+				return err
 			}
-			return prog.around(func() error { return writers.Write(r) })
-		})
-		if err != nil {
-			runErr = err
-			break
+			if err != nil {
+				// One target of a matrix that cannot run: its tests end in
+				// execution_error, naming why; the other targets run.
+				for i := range s.Tests {
+					if t := &s.Tests[i]; tr.selects(t) {
+						if werr := emit(targetErrorResult(t, tr.target, err)); werr != nil {
+							runErr = werr
+							break runs
+						}
+					}
+				}
+				continue
+			}
+			opt.Done = done[suiteName(s)]
+			opt.Select = tr.selects
+			if err := run.RunSuite(ctx, s, opt, emit); err != nil {
+				runErr = err
+				break runs
+			}
 		}
 	}
 	prog.stop()
@@ -311,10 +361,10 @@ func suiteName(s *suite.Suite) string {
 	return s.Name
 }
 
-// options builds a suite's run options: its target, its judge, and the
-// command line's overrides.
-func (f *runFlags) options(s *suite.Suite) (run.Options, error) {
-	ts, err := target.Select(s, f.target)
+// options builds a suite's run options: its target (choice, or the
+// suite's default), its judge, and the command line's overrides.
+func (f *runFlags) options(s *suite.Suite, choice string) (run.Options, error) {
+	ts, err := target.Select(s, choice)
 	if err != nil {
 		return run.Options{}, usageErr("%v", err)
 	}
@@ -332,6 +382,9 @@ func (f *runFlags) options(s *suite.Suite) (run.Options, error) {
 		return run.Options{}, usageErr("target %s: %s", ts.Name, provider.Redact(err.Error()))
 	}
 	opt := run.Options{Agent: agent, Target: ts.Name, Concurrency: f.jobs, Trials: f.trials, Filter: f.filter}
+	if opt.Concurrency == 0 && s.Workers > 0 {
+		opt.Concurrency = s.Workers
+	}
 	if f.threshold != -1 {
 		th := f.threshold
 		opt.Threshold = &th
