@@ -70,8 +70,8 @@ type chatMessage struct {
 	// Parts replaces Content for a message with images: text and
 	// image_url parts, as the chat API takes them.
 	Parts      []contentPart `json:"-"`
-	ToolCalls  []wireCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolCalls  []wireCall    `json:"tool_calls,omitempty"`
+	ToolCallID string        `json:"tool_call_id,omitempty"`
 }
 
 type contentPart struct {
