@@ -285,6 +285,14 @@ func (d *decoder) translate(a *agenteval.AssertionSpec, typ string, p, config ma
 		}
 	case "llm_grader":
 		if typ == "llm-rubric" || typ == "llm_rubric" {
+			if list, ok := p["value"].([]any); ok && p["prompt"] == nil {
+				// A list of criteria: AgentV v5's structured rubric.
+				delete(p, "value")
+				a.Type = "rubrics"
+				p["criteria"] = list
+				d.dropUnknown(a, p, keys)
+				return
+			}
 			move("value", "rubric")
 		}
 		if pr, ok := p["prompt"].(map[string]any); ok {
@@ -350,6 +358,11 @@ func (d *decoder) translate(a *agenteval.AssertionSpec, typ string, p, config ma
 			}
 		}
 	case "tool_calls":
+		if list, ok := p["args_match"].([]any); ok {
+			// AgentV's args_match as a list: compare only these fields.
+			delete(p, "args_match")
+			p["args_fields"] = list
+		}
 		d.trajectory(typ, p, keys)
 		if cnt, ok := p["__count"].(map[string]any); ok {
 			for k := range p {
@@ -382,15 +395,20 @@ func (d *decoder) translate(a *agenteval.AssertionSpec, typ string, p, config ma
 			p["aggregator"] = map[string]any{"type": "threshold", "threshold": th}
 		}
 	}
+	if agg, ok := p["aggregator"].(map[string]any); ok && a.Type == "composite" && a.Threshold == nil {
+		// A threshold aggregator's share is also the composite's pass mark.
+		if t, _ := agg["type"].(string); t == "threshold" {
+			if x, ok := toFloat(agg["threshold"]); ok {
+				a.Threshold = &x
+			}
+		}
+	}
 	if a.Type != "composite" && a.Type != "script" {
 		if th, ok := p["threshold"]; ok && a.Threshold == nil {
 			// Our own pass mark for this grader.
 			delete(p, "threshold")
-			if x, ok := th.(float64); ok {
+			if x, ok := toFloat(th); ok {
 				a.Threshold = &x
-			} else if x, ok := th.(int64); ok {
-				f := float64(x)
-				a.Threshold = &f
 			}
 		}
 	}
@@ -544,4 +562,16 @@ func (d *decoder) customAssertion(typ string) string {
 		}
 	}
 	return ""
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	}
+	return 0, false
 }

@@ -257,8 +257,14 @@ func describeAssertion(a agenteval.AssertionSpec) string {
 
 func partsNote(m agenteval.Message) string {
 	note := ""
-	if len(m.Parts) > 0 {
-		note = fmt.Sprintf(" [+%d image]", len(m.Parts))
+	kinds := map[string]int{}
+	for _, p := range m.Parts {
+		kinds[p.Type]++
+	}
+	for _, k := range []string{"file", "image"} {
+		if n := kinds[k]; n > 0 {
+			note += fmt.Sprintf(" [+%d %s]", n, k)
+		}
 	}
 	if len(m.ToolCalls) > 0 {
 		var names []string

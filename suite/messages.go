@@ -395,13 +395,15 @@ func (d *decoder) text(n *yaml.Node, what string) string {
 // places tried when the file is in none.
 func (d *decoder) findFile(path string) (string, []string) {
 	path = strings.TrimPrefix(path, "file://")
+	var tried []string
 	if filepath.IsAbs(path) {
 		if fileExists(path) {
 			return path, nil
 		}
-		return "", []string{path}
+		// AgentV reads /docs/x.md as the repository's docs/x.md too.
+		tried = append(tried, path)
+		path = strings.TrimLeft(path, `/\`)
 	}
-	var tried []string
 	for _, dir := range searchRoots(d.base()) {
 		p := filepath.Join(dir, path)
 		tried = append(tried, p)

@@ -173,6 +173,39 @@ func (d *decoder) evaluateOptions(n *yaml.Node, s *Suite, sc *suiteCtx) {
 	for _, f := range d.fields(n, "evaluate_options", nil) {
 		switch f.key {
 		case "repeat":
+			if rn := resolve(f.value); rn != nil && rn.Kind == yaml.MappingNode {
+				// An older form: {count, strategy, early_exit}.
+				var t agenteval.Test
+				for _, rf := range d.fields(rn, "evaluate_options.repeat", []string{"count", "strategy", "early_exit"}) {
+					switch rf.key {
+					case "count":
+						if v, ok := d.integer(rf.value, "repeat.count"); ok {
+							checkTrials(d, rf.value, "repeat.count", v)
+							t.Trials = v
+						}
+					case "strategy":
+						switch st := d.str(rf.value, "repeat.strategy"); st {
+						case "pass_any", "pass_at_k", "best":
+							t.TrialStrategy = agenteval.ReducePassAtK
+						case "pass_all", "min":
+							t.TrialStrategy = agenteval.ReduceMin
+						case "mean", "":
+							t.TrialStrategy = agenteval.ReduceMean
+						case "confidence_interval":
+							t.TrialStrategy = agenteval.ReduceConfidenceInterval
+						default:
+							d.warn(rf.value, "repeat.strategy %q is not one agenteval knows (pass_any, pass_all, mean, confidence_interval); the mean is used", st)
+						}
+					case "early_exit":
+						d.warn(rf.keyN, "repeat.early_exit is not used: every repetition runs")
+					}
+				}
+				sc.trials, sc.strategy = t.Trials, t.TrialStrategy
+				if sc.strategy == "" {
+					sc.strategy = agenteval.ReduceMean
+				}
+				continue
+			}
 			if v, ok := d.integer(f.value, "evaluate_options.repeat"); ok {
 				checkTrials(d, f.value, "evaluate_options.repeat", v)
 				sc.trials, sc.strategy = v, agenteval.ReduceMean
@@ -205,8 +238,8 @@ func (d *decoder) scenarioItems(n *yaml.Node) []testItem {
 		sd := d
 		it := resolve(item)
 		if it != nil && it.Kind == yaml.ScalarNode {
-			loaded := d.loadCaseFile(it, d.str(it, "scenarios"))
-			for _, li := range loaded {
+			// A file of scenarios: its items are scenarios, not tests.
+			for _, li := range d.loadCases(it, d.str(it, "scenarios")) {
 				out = append(out, li.d.scenario(li.n, si)...)
 			}
 			continue

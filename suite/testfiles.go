@@ -104,6 +104,8 @@ func (d *decoder) loadCaseFile(n *yaml.Node, path string) []testItem {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".jsonl":
 		return fd.jsonlItems(data)
+	case ".csv":
+		return fd.csvItems(data)
 	case ".yaml", ".yml", ".json":
 		root, ok := fd.parse(data, "YAML")
 		if !ok || root == nil {
@@ -114,7 +116,14 @@ func (d *decoder) loadCaseFile(n *yaml.Node, path string) []testItem {
 				return fd.testItems(tn, root)
 			}
 			if sn := mappingValue(root, "scenarios"); sn != nil {
-				return fd.scenarioItems(sn)
+				// Scenario files hold scenarios; scenarioItems expands them.
+				var out []testItem
+				if rn := resolve(sn); rn != nil && rn.Kind == yaml.SequenceNode {
+					for _, it := range rn.Content {
+						out = append(out, testItem{n: it, d: fd})
+					}
+				}
+				return out
 			}
 			return []testItem{{n: root, d: fd}} // one test
 		}
@@ -217,7 +226,8 @@ func (d *decoder) jsonlItems(data []byte) []testItem {
 func (d *decoder) jsonlSuite(data []byte) *Suite {
 	items := d.jsonlItems(data)
 	base := strings.TrimSuffix(d.file, filepath.Ext(d.file))
-	for _, side := range []string{base + ".yaml", base + ".yml", base + ".eval.yaml", base + ".eval.yml"} {
+	dir := filepath.Dir(d.file)
+	for _, side := range []string{base + ".yaml", base + ".yml", base + ".eval.yaml", base + ".eval.yml", filepath.Join(dir, "suite.yaml"), filepath.Join(dir, "suite.yml")} {
 		if !fileExists(side) {
 			continue
 		}

@@ -156,7 +156,16 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 		case "prompts":
 			sc.prompts = d.prompts(f.value)
 		case "default_test", "defaultTest":
-			sc.defaults = append(sc.defaults, d.fields(f.value, "default_test", testKeys)...)
+			dn, dd := f.value, d
+			if rn := resolve(f.value); rn != nil && rn.Kind == yaml.ScalarNode {
+				// A reference: file://default-test.yaml.
+				items := d.loadCases(rn, d.str(rn, "default_test"))
+				if len(items) != 1 {
+					continue
+				}
+				dn, dd = items[0].n, items[0].d
+			}
+			sc.defaults = append(sc.defaults, dd.fields(dn, "default_test", testKeys)...)
 		case "evaluate_options":
 			d.evaluateOptions(f.value, s, sc)
 		case "scenarios":
@@ -266,12 +275,21 @@ func (sc *suiteCtx) inherit(d *decoder, t *agenteval.Test, c *testCtx, skipDefau
 	for _, why := range sc.skip {
 		c.skipFor(why)
 	}
+	if len(sc.prompts) == 0 && len(t.Input) == 0 && t.User == nil && len(t.Turns) == 0 {
+		// No prompts: vars.input is the input, as the prompt {{ input }}
+		// would make it.
+		if in, ok := t.Vars["input"]; ok {
+			t.Input = sc.d.messages(valueNode(in, &yaml.Node{Line: t.Pos.Line, Column: t.Pos.Col}), "vars.input")
+		}
+	}
 	if len(sc.prompts) > 0 {
 		if len(t.Input) > 0 {
 			if kn := at["input"]; kn != nil {
 				d.warn(kn, "test %q has both input and the suite's prompts; its input is used", t.ID)
 			}
-		} else if t.User == nil && t.Mode != agenteval.ModeConversation || len(t.Turns) > 0 {
+		} else if _, hasInput := t.Vars["input"]; t.User == nil && t.Mode != agenteval.ModeConversation || hasInput {
+			// A conversation's turns are its messages; a prompt opens it
+			// only when the test gives vars.input.
 			t.Input = sc.d.renderPrompt(sc.prompts[sc.prompt], c)
 		}
 	}
