@@ -215,13 +215,13 @@ tests:
   - id: inline
     input: hi
 `,
-		"evals/cases/a.yaml":  "- {id: a1, input: one}\n- {id: a2, input: two}\n",
-		"evals/cases/b.jsonl": "{\"id\": \"b1\", \"input\": \"three\"}\n\n{\"id\": \"b2\", \"input\": \"four\"}\n",
-		"evals/dir.eval.yaml": "tests: ./cases/dirs/\n",
-		"evals/cases/dirs/fix-bug/case.yaml":  "input: Fix it\n",
-		"evals/cases/dirs/no-case/readme.md":  "x",
-		"data/set.jsonl":                      "{\"id\": \"j1\", \"input\": \"q\", \"criteria\": \"c\"}\n",
-		"data/set.yaml":                       "name: from-sidecar\nexecution: {threshold: 0.5}\n",
+		"evals/cases/a.yaml":                 "- {id: a1, input: one}\n- {id: a2, input: two}\n",
+		"evals/cases/b.jsonl":                "{\"id\": \"b1\", \"input\": \"three\"}\n\n{\"id\": \"b2\", \"input\": \"four\"}\n",
+		"evals/dir.eval.yaml":                "tests: ./cases/dirs/\n",
+		"evals/cases/dirs/fix-bug/case.yaml": "input: Fix it\n",
+		"evals/cases/dirs/no-case/readme.md": "x",
+		"data/set.jsonl":                     "{\"id\": \"j1\", \"input\": \"q\", \"criteria\": \"c\"}\n",
+		"data/set.yaml":                      "name: from-sidecar\nexecution: {threshold: 0.5}\n",
 	})
 	s := load(t, filepath.Join(dir, "evals/suite.eval.yaml"), Options{})
 	var ids []string
