@@ -28,7 +28,7 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 	}
 	switch {
 	case t.Unsupported != "":
-		return nil, fmt.Errorf("target %q cannot run here: %s", t.Name, t.Unsupported)
+		return nil, fmt.Errorf("it cannot run here: %s", t.Unsupported)
 	case t.Model != "":
 		cfg, err := provider.ParseSpec(t.Model)
 		if err != nil {

@@ -68,6 +68,11 @@ func (f *runFlags) targetRuns(s *suite.Suite) []targetRun {
 // targetErrorResult is the result of a test whose target could not be
 // opened.
 func targetErrorResult(t *agenteval.Test, target string, err error) *agenteval.Result {
+	if t.Skip != "" {
+		// It would not have run on any target.
+		return &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: target, ConversationID: t.ConversationID, Scores: []agenteval.Score{},
+			Verdict: agenteval.VerdictSkip, ExecutionStatus: agenteval.StatusOK, Error: "skipped: " + t.Skip}
+	}
 	return &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: target, ConversationID: t.ConversationID, Scores: []agenteval.Score{},
 		Verdict: agenteval.VerdictError, ExecutionStatus: agenteval.StatusExecutionError, Error: provider.Redact(err.Error())}
 }

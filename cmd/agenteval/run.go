@@ -193,7 +193,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			loadErrs = append(loadErrs, err.Error())
 			continue
 		}
-		if s.Format == "agentv-jsonl" && !f.quiet {
+		if s.Format == "agentv-jsonl" {
 			fmt.Fprintf(e.stderr, "%s: read as AgentV tests (JSONL), %d tests\n", p, len(s.Tests))
 		}
 		if !hasTag(s, f.tags) {
