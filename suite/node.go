@@ -209,14 +209,14 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-var envRef = regexp.MustCompile(`\$\$|\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = regexp.MustCompile(`\$\$|\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
 
-// interpolate replaces ${VAR} and ${{ VAR }} with environment values; $$ is
-// a literal $. An unset variable becomes "" with a warning at the node, as
+// interpolate replaces ${VAR}, ${{ VAR }} and (AgentV v5's) {{ env.VAR }}
+// with environment values; $$ is a literal $. An unset variable becomes "" with a warning at the node, as
 // AgentV has it (an error under Options.Strict), so that validating a file
 // never needs its secrets.
 func (d *decoder) interpolate(n *yaml.Node, s string) string {
-	if !strings.Contains(s, "$") {
+	if !strings.Contains(s, "$") && !strings.Contains(s, "env.") {
 		return s
 	}
 	return envRef.ReplaceAllStringFunc(s, func(m string) string {
@@ -224,10 +224,7 @@ func (d *decoder) interpolate(n *yaml.Node, s string) string {
 			return "$"
 		}
 		sub := envRef.FindStringSubmatch(m)
-		name := sub[1]
-		if name == "" {
-			name = sub[2]
-		}
+		name := sub[1] + sub[2] + sub[3]
 		v, ok := d.env(name)
 		if !ok {
 			if d.unset == nil {

@@ -101,7 +101,7 @@ func (d *decoder) prompts(n *yaml.Node) []prompt {
 		p := prompt{label: fmt.Sprintf("prompt-%d", i+1), node: item, d: d}
 		it := resolve(item)
 		if it != nil && it.Kind == yaml.MappingNode && !isMessage(it) {
-			for _, f := range d.fields(it, "a prompt", []string{"id", "label", "prompt", "raw", "content", "config"}) {
+			for _, f := range d.fields(it, "a prompt", []string{"id", "label", "prompt", "raw", "content", "config", "file"}) {
 				switch f.key {
 				case "id":
 					if p.label == fmt.Sprintf("prompt-%d", i+1) {
@@ -111,6 +111,10 @@ func (d *decoder) prompts(n *yaml.Node) []prompt {
 					p.label = d.str(f.value, "label")
 				case "prompt", "raw", "content":
 					p.node = f.value
+				case "file":
+					fn := *resolve(f.value)
+					fn.Value = "file://" + strings.TrimPrefix(fn.Value, "file://")
+					p.node = &fn
 				}
 			}
 		}
@@ -164,7 +168,8 @@ func (d *decoder) renderPrompt(p prompt, c *testCtx) agenteval.Conversation {
 		p.d.warn(n, "the prompt uses {{ %s }}, which test %q does not set in vars; it is empty", name, c.id)
 		return "", true
 	}
-	return p.d.messages(sub.apply(p.node), "prompt")
+	// Twice: a variable's value may itself use variables.
+	return p.d.messages(sub.apply(sub.apply(p.node)), "prompt")
 }
 
 // evaluateOptions reads v5's evaluate_options: repeat (trials) and

@@ -293,6 +293,10 @@ func (sc *suiteCtx) inherit(d *decoder, t *agenteval.Test, c *testCtx, skipDefau
 			t.Input = sc.d.renderPrompt(sc.prompts[sc.prompt], c)
 		}
 	}
+	if ref, ok := t.Vars["expected_output"]; ok && t.ExpectedOutput == "" && len(t.Turns) == 0 {
+		// v5 keeps the reference answer in vars.
+		t.ExpectedOutput = sc.d.text(c.vars.apply(valueNode(ref, &yaml.Node{Line: t.Pos.Line, Column: t.Pos.Col})), "vars.expected_output")
+	}
 	if sc.input != nil && !skipDefaults {
 		in := sc.d.messages(c.vars.apply(sc.input), "input")
 		t.Input = append(in, t.Input...)
