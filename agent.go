@@ -21,8 +21,19 @@ type AgentRequest struct {
 	ConversationID string `json:"conversation_id"`
 	// Turn counts from 1.
 	Turn int `json:"turn"`
-	// Messages is the full history, ending with this turn's user message.
+	// Messages is the full history, ending with this turn's user message
+	// (or, within a turn, with the results of the tool calls the agent
+	// left for the harness to answer).
 	Messages Conversation `json:"messages"`
+	// Tools declares the tools the eval file or project file mocks, for
+	// an agent that offers them to its model and leaves their calls for
+	// the harness to answer; empty when there are none.
+	Tools []ToolSpec `json:"tools,omitempty"`
+	// TraceParent, when set, is a W3C traceparent for the turn: an agent
+	// that parents its spans on it lets the runner match them to the turn
+	// (agenteval run --otlp-listen). HTTP targets also send it as the
+	// traceparent header.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // AgentResponse is what the agent added in one turn.

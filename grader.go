@@ -86,7 +86,7 @@ type MissingFieldError struct {
 }
 
 func (e *MissingFieldError) Error() string {
-	return "needs " + e.Field + ", which this sample does not have; add it to the row or drop the metric"
+	return "needs " + e.Field + ", which this sample does not have; add it to the row (or join it by id with --reference FILE) or drop the metric"
 }
 
 // PosError is a problem at a place in an input file. Line and Col are

@@ -59,6 +59,10 @@ type ToolCall struct {
 	// DurationMS is how long the tool took, when the agent reports it
 	// (AgentV's per-call latency checks read it); 0 means unknown.
 	DurationMS float64 `json:"duration_ms,omitempty"`
+	// KeyOrder is the written order of the keys of the objects nested in
+	// Args (KeyOrderOf), where the call was decoded from JSON text; nil
+	// when unknown. Ragas's tool_call_accuracy depends on it.
+	KeyOrder map[string][]string `json:"-"`
 }
 
 // ArgsText renders the arguments as compact JSON with sorted keys, or the raw

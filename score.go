@@ -48,6 +48,11 @@ type Usage struct {
 	InputTokens  int64    `json:"input_tokens"`
 	OutputTokens int64    `json:"output_tokens"`
 	CostUSD      *float64 `json:"cost_usd,omitempty"`
+	// Retries counts the calls' attempts that failed and were made again
+	// (429, 5xx, timeouts); WaitedMS, the time spent waiting on backoff,
+	// Retry-After and the rate limit.
+	Retries  int     `json:"retries,omitempty"`
+	WaitedMS float64 `json:"waited_ms,omitempty"`
 }
 
 // Add accumulates o into u. The total cost stays known only while the cost of
@@ -57,6 +62,8 @@ func (u *Usage) Add(o *Usage) {
 		return
 	}
 	u.CachedCalls += o.CachedCalls
+	u.Retries += o.Retries
+	u.WaitedMS += o.WaitedMS
 	if o.Calls == 0 && o.InputTokens == 0 && o.OutputTokens == 0 {
 		return
 	}

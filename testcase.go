@@ -121,6 +121,11 @@ type SimulatedUser struct {
 	Temperature *float64 `json:"temperature,omitempty"`
 	// StopOnSuccess ends the conversation once every subgoal is achieved.
 	StopOnSuccess bool `json:"stop_on_success,omitempty"`
+	// TerminatingCondition, when set, says in words when the simulated
+	// user should end the conversation (agent_inspect's
+	// terminating_condition); the user is told it, and writes the stop
+	// marker once it holds.
+	TerminatingCondition string `json:"terminating_condition,omitempty"`
 }
 
 // PersonaText is the persona as the simulated user, and the judge of its
@@ -167,7 +172,10 @@ type Simulation struct {
 	EndReason string `json:"end_reason"`
 	// Detail says more about the end: the error, or the marker's message.
 	Detail string `json:"detail,omitempty"`
-	Usage  *Usage `json:"usage,omitempty"`
+	// TerminatingCondition is the stop rule the simulated user was given,
+	// if any (SimulatedUser.TerminatingCondition).
+	TerminatingCondition string `json:"terminating_condition,omitempty"`
+	Usage                *Usage `json:"usage,omitempty"`
 }
 
 // SimulatedMessage is one message the simulated user wrote.
@@ -262,6 +270,11 @@ type Test struct {
 	User              *SimulatedUser `json:"user,omitempty"`
 	Subgoals          []Subgoal      `json:"subgoals,omitempty"`
 	ExpectedToolCalls []ExpectedCall `json:"expected_tool_calls,omitempty"`
+	// Semantics names the rules the test's subgoals and expected tool
+	// calls follow: ours (the zero value), or agent_inspect's for tests
+	// read from its files. Turns are 1-based either way once loaded; the
+	// rules differ in how expected calls pair with the calls made.
+	Semantics Semantics `json:"semantics,omitempty"`
 
 	// ConversationID is the eval file's conversation_id: it groups tests
 	// of one thread in results. It is not sent to the agent, whose
@@ -278,6 +291,28 @@ type Test struct {
 
 	Pos Pos `json:"-"`
 }
+
+// Semantics names a set of scoring rules for expected tool calls.
+type Semantics string
+
+// The semantics.
+const (
+	// SemanticsAgentEval is ours: each call made meets at most one
+	// expected call, and an expected call without a turn may be met in
+	// any turn.
+	SemanticsAgentEval Semantics = ""
+	// SemanticsAgentInspect is agent_inspect's ToolCorrectnessMetric: each
+	// expected call is checked on its own against the calls of its turn,
+	// so one call may meet several identical expectations; an expected
+	// call without a turn is not evaluated, and the score is rounded to 4
+	// decimals.
+	SemanticsAgentInspect Semantics = "agent_inspect"
+	// SemanticsAgentInspectDataset is agent_inspect's rules for its
+	// dataset schema (input/metadata), whose expected tools carry no turn:
+	// there, an expected call without a turn may be met in any turn; the
+	// rest is as SemanticsAgentInspect.
+	SemanticsAgentInspectDataset Semantics = "agent_inspect_dataset"
+)
 
 // Trial is one of several independent runs of a test.
 type Trial struct {

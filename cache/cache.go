@@ -9,6 +9,8 @@ package cache
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -19,8 +21,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/redact"
 )
 
 // DefaultDir is where the CLI keeps the cache, relative to the working
@@ -36,28 +40,100 @@ func Dir() string {
 }
 
 // version changes when the meaning of cached entries changes.
-const version = "model-v2"
+const version = "model-v3"
 
 // Store is a directory of cached replies, one file per request, named by
-// the hash of everything that determines the reply.
+// the hash of everything that determines the reply. The folder is private
+// to its owner (0700, files 0600), entries are redacted before they are
+// written, and each carries an HMAC under the store's own key (keyFile,
+// made on first use), so an entry that was edited, or copied from another
+// project, is ignored and counted instead of trusted.
 type Store struct {
 	Dir string
 
-	dirs sync.Map // subdirectories known to exist
+	dirs     sync.Map // subdirectories known to exist
+	keyOnce  sync.Once
+	key      []byte
+	keyErr   error
+	hits     atomic.Int64
+	stored   atomic.Int64
+	rejected atomic.Int64
 }
+
+// keyFile holds the store's HMAC key.
+const keyFile = "hmac.key"
 
 type entry struct {
 	Message      agenteval.Message `json:"message"`
 	Usage        agenteval.Usage   `json:"usage"`
 	Model        string            `json:"model,omitempty"`
 	FinishReason string            `json:"finish_reason,omitempty"`
+	// MAC is the HMAC-SHA256, under the store's key, of the request key and
+	// the entry's other fields.
+	MAC string `json:"mac"`
 }
 
 func (s *Store) path(key string) string {
 	return filepath.Join(s.Dir, key[:2], key+".json")
 }
 
-// get returns a cached reply, if any. A corrupt entry counts as a miss.
+// secret returns the store's HMAC key, making it on first use.
+func (s *Store) secret() ([]byte, error) {
+	s.keyOnce.Do(func() {
+		p := filepath.Join(s.Dir, keyFile)
+		if b, err := os.ReadFile(p); err == nil && len(b) >= 32 {
+			s.key = b
+			return
+		}
+		if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+			s.keyErr = fmt.Errorf("cache: %w", err)
+			return
+		}
+		k := make([]byte, 32)
+		if _, err := rand.Read(k); err != nil {
+			s.keyErr = fmt.Errorf("cache key: %w", err)
+			return
+		}
+		// O_EXCL: when two runs race, the second reads the first's key.
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			if b, rerr := os.ReadFile(p); rerr == nil && len(b) >= 32 {
+				s.key = b
+				return
+			}
+			s.keyErr = fmt.Errorf("cache key: %w", err)
+			return
+		}
+		defer f.Close()
+		if _, err := f.Write(k); err != nil {
+			s.keyErr = fmt.Errorf("cache key: %w", err)
+			return
+		}
+		s.key = k
+	})
+	return s.key, s.keyErr
+}
+
+// mac signs an entry (its MAC field aside) under the request key.
+func (s *Store) mac(key string, e entry) (string, error) {
+	secret, err := s.secret()
+	if err != nil {
+		return "", err
+	}
+	e.MAC = ""
+	b, err := json.Marshal(e)
+	if err != nil {
+		return "", err
+	}
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte(key))
+	h.Write([]byte{0})
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// get returns a cached reply, if any. A missing entry is a miss; one that
+// does not parse, or whose MAC does not check, is a miss that is counted.
 func (s *Store) get(key string) (entry, bool) {
 	b, err := os.ReadFile(s.path(key))
 	if err != nil {
@@ -65,22 +141,35 @@ func (s *Store) get(key string) (entry, bool) {
 	}
 	var e entry
 	if json.Unmarshal(b, &e) != nil {
+		s.rejected.Add(1)
 		return entry{}, false
 	}
+	want, err := s.mac(key, e)
+	if err != nil || !hmac.Equal([]byte(want), []byte(e.MAC)) {
+		s.rejected.Add(1)
+		return entry{}, false
+	}
+	s.hits.Add(1)
 	return e, true
 }
 
-// put stores a reply. It writes to a temporary file and renames it, so
-// concurrent runs never see half an entry.
+// put stores a reply, redacted and signed. It writes to a temporary file
+// and renames it, so concurrent runs never see half an entry.
 func (s *Store) put(key string, e entry) error {
 	p := s.path(key)
 	dir := filepath.Dir(p)
 	if _, ok := s.dirs.Load(dir); !ok {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("cache: %w", err)
 		}
 		s.dirs.Store(dir, true)
 	}
+	e.Message = redactMessage(e.Message)
+	mac, err := s.mac(key, e)
+	if err != nil {
+		return err
+	}
+	e.MAC = mac
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("cache: %w", err)
@@ -99,7 +188,59 @@ func (s *Store) put(key string, e entry) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("cache: %w", err)
 	}
+	s.stored.Add(1)
 	return nil
+}
+
+// redactMessage hides known secrets in a reply before it is kept on disk.
+func redactMessage(m agenteval.Message) agenteval.Message {
+	m.Content = redact.String(m.Content)
+	if len(m.ToolCalls) > 0 {
+		calls := make([]agenteval.ToolCall, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			c.RawArgs = redact.String(c.RawArgs)
+			c.Args = redactValue(c.Args).(map[string]any)
+			calls[i] = c
+		}
+		m.ToolCalls = calls
+	}
+	return m
+}
+
+func redactValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return redact.String(x)
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = redactValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = redactValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+// Counts is what a store did in this process.
+type Counts struct {
+	// Hits are replies answered from the store; Stored, replies written;
+	// Rejected, entries ignored because they did not parse or their MAC
+	// did not check (edited, or from another store).
+	Hits, Stored, Rejected int64
+}
+
+// Counts returns what the store did so far.
+func (s *Store) Counts() Counts {
+	return Counts{Hits: s.hits.Load(), Stored: s.stored.Load(), Rejected: s.rejected.Load()}
 }
 
 type (

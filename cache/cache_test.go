@@ -1,14 +1,18 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/redact"
 )
 
 // counter is a model that answers with how many calls it has had.
@@ -143,4 +147,122 @@ func TestWithNonce(t *testing.T) {
 	if r := ask("cccccccccccc", "hello"); r.Usage.CachedCalls != 0 || base.n.Load() != 2 {
 		t.Errorf("other material was answered from the cache: %+v", r)
 	}
+}
+
+// entryFile returns the one entry a store holds.
+func entryFile(t *testing.T, dir string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("entries: %v", files)
+	}
+	return files[0]
+}
+
+// TestTamperedEntryIsIgnored: an entry edited after it was written (a
+// verdict flipped) fails its MAC, is not served, and is counted.
+func TestTamperedEntryIsIgnored(t *testing.T) {
+	store := &Store{Dir: t.TempDir()}
+	verdict := &fixed{content: `{"c1": {"reason": "no", "passed": false}}`}
+	m := Wrap(verdict, "id", store)
+	m.Generate(context.Background(), req("judge this"))
+	f := entryFile(t, store.Dir)
+	b, _ := os.ReadFile(f)
+	os.WriteFile(f, bytes.Replace(b, []byte(`\"passed\": false`), []byte(`\"passed\": true`), 1), 0o600)
+	r, _ := m.Generate(context.Background(), req("judge this"))
+	if r.Usage.CachedCalls != 0 || strings.Contains(r.Message.Content, "true") || verdict.calls.Load() != 2 {
+		t.Errorf("the edited entry was served: %+v", r)
+	}
+	if c := store.Counts(); c.Rejected != 1 || c.Hits != 0 {
+		t.Errorf("counts = %+v", c)
+	}
+	// The live reply replaced it, and is served from then on.
+	if r, _ := m.Generate(context.Background(), req("judge this")); r.Usage.CachedCalls != 1 {
+		t.Errorf("after the live reply: %+v", r)
+	}
+	if st, _ := store.Stats(); st.Entries != 1 || st.Bad != 0 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+// TestForeignEntryIsIgnored: entries copied from another store (another
+// project's key) are not trusted.
+func TestForeignEntryIsIgnored(t *testing.T) {
+	a, b := &Store{Dir: t.TempDir()}, &Store{Dir: t.TempDir()}
+	Wrap(&counter{}, "id", a).Generate(context.Background(), req("hi"))
+	src := entryFile(t, a.Dir)
+	dst := filepath.Join(b.Dir, filepath.Base(filepath.Dir(src)), filepath.Base(src))
+	os.MkdirAll(filepath.Dir(dst), 0o700)
+	data, _ := os.ReadFile(src)
+	os.WriteFile(dst, data, 0o600)
+	base := &counter{}
+	if r, _ := Wrap(base, "id", b).Generate(context.Background(), req("hi")); r.Usage.CachedCalls != 0 || base.n.Load() != 1 {
+		t.Errorf("a copied entry was served: %+v", r)
+	}
+	if st, _ := b.Stats(); st.Bad != 0 || st.Entries != 1 {
+		t.Errorf("stats after the live reply replaced it = %+v", st)
+	}
+}
+
+// TestEntriesAreRedactedAndPrivate: a secret in a reply never reaches the
+// disk, and the store is readable by its owner only.
+func TestEntriesAreRedactedAndPrivate(t *testing.T) {
+	t.Setenv("PLANTED_API_KEY", "sk-planted-0123456789")
+	redact.Reload()
+	store := &Store{Dir: filepath.Join(t.TempDir(), "cache")}
+	m := Wrap(&fixed{content: "the key is sk-planted-0123456789", args: map[string]any{"token": "sk-planted-0123456789"}}, "id", store)
+	r, _ := m.Generate(context.Background(), req("hi"))
+	if !strings.Contains(r.Message.Content, "sk-planted") {
+		t.Fatalf("the live reply itself is the caller's to redact: %q", r.Message.Content)
+	}
+	f := entryFile(t, store.Dir)
+	data, _ := os.ReadFile(f)
+	if strings.Contains(string(data), "sk-planted") || !strings.Contains(string(data), redact.Mask) {
+		t.Errorf("entry = %s", data)
+	}
+	for _, p := range []string{store.Dir, filepath.Dir(f)} {
+		if st, _ := os.Stat(p); st.Mode().Perm() != 0o700 {
+			t.Errorf("%s mode %v, want 0700", p, st.Mode().Perm())
+		}
+	}
+	for _, p := range []string{f, filepath.Join(store.Dir, keyFile)} {
+		if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v, want 0600", p, st.Mode().Perm())
+		}
+	}
+	if r, _ := m.Generate(context.Background(), req("hi")); r.Usage.CachedCalls != 1 || strings.Contains(r.Message.Content, "sk-planted") {
+		t.Errorf("cached reply = %+v", r)
+	}
+}
+
+func TestClear(t *testing.T) {
+	store := &Store{Dir: t.TempDir()}
+	m := Wrap(&counter{}, "id", store)
+	m.Generate(context.Background(), req("a"))
+	m.Generate(context.Background(), req("b"))
+	if n, _ := store.Clear(time.Now().Add(-time.Hour)); n != 0 {
+		t.Errorf("cleared %d recent entries", n)
+	}
+	if n, err := store.Clear(time.Time{}); n != 2 || err != nil {
+		t.Errorf("cleared %d, %v", n, err)
+	}
+	if st, _ := (&Store{Dir: filepath.Join(t.TempDir(), "none")}).Stats(); st.Entries != 0 {
+		t.Errorf("a missing store: %+v", st)
+	}
+}
+
+// fixed is a model that always answers the same.
+type fixed struct {
+	content string
+	args    map[string]any
+	calls   atomic.Int64
+}
+
+func (f *fixed) Generate(ctx context.Context, req *agenteval.ModelRequest) (*agenteval.ModelResponse, error) {
+	f.calls.Add(1)
+	msg := agenteval.Message{Role: agenteval.RoleAssistant, Content: f.content}
+	if f.args != nil {
+		msg.ToolCalls = []agenteval.ToolCall{{ID: "1", Name: "t", Args: f.args}}
+	}
+	return &agenteval.ModelResponse{Message: msg, Usage: agenteval.Usage{Calls: 1}}, nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -317,5 +319,124 @@ func TestBlankLinesAndCRLF(t *testing.T) {
 	}
 	if len(second.Errors) != 1 || !strings.HasPrefix(second.Errors[0].Error(), "c.jsonl:4:26:") {
 		t.Errorf("second row errors: %v", second.Err())
+	}
+}
+
+// TestArgumentKeyOrderKept: decoded objects are maps, so the written order
+// of nested objects' keys is kept beside them (Ragas's str() depends on
+// it), for Ragas object arguments, OpenAI string arguments and agents'
+// replies alike.
+func TestArgumentKeyOrderKept(t *testing.T) {
+	row := `{"user_input": [{"type": "human", "content": "hi"},
+  {"type": "ai", "content": "", "tool_calls": [{"name": "f", "args": {"q": {"b": 1, "a": [{"y": 1, "x": 2}]}, "r": {"one": 1}}}]}],
+ "reference_tool_calls": [{"name": "f", "args": {"q": {"a": [{"x": 2, "y": 1}], "b": 1}}}]}`
+	s, probs := DecodeSample([]byte(row))
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	want := map[string][]string{"/q": {"b", "a"}, "/q/a/0": {"y", "x"}}
+	if got := s.UserInput[1].ToolCalls[0].KeyOrder; !reflect.DeepEqual(got, want) {
+		t.Errorf("call key order = %v, want %v", got, want)
+	}
+	if got := s.ReferenceToolCalls[0].KeyOrder; !reflect.DeepEqual(got, map[string][]string{"/q": {"a", "b"}, "/q/a/0": {"x", "y"}}) {
+		t.Errorf("reference key order = %v", got)
+	}
+	msgs, err := DecodeMessages([]byte(`[{"role": "assistant", "tool_calls": [{"id": "1", "type": "function", "function": {"name": "f", "arguments": "{\"q\": {\"z\": 1, \"a\": 2}}"}}]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := msgs[0].ToolCalls[0].KeyOrder; !reflect.DeepEqual(got, map[string][]string{"/q": {"z", "a"}}) {
+		t.Errorf("OpenAI string arguments: key order = %v", got)
+	}
+}
+
+// TestOversizeRows: a row over MaxRowBytes is an error for that row, read
+// past without being held; the rows around it are read as usual.
+func TestOversizeRows(t *testing.T) {
+	good := `{"user_input": [{"type": "human", "content": "hi"}]}`
+	big := `{"user_input": [{"type": "human", "content": "` + strings.Repeat("x", 5000) + `"}]}`
+	for _, form := range []struct{ name, text string }{
+		{"jsonl", good + "\n" + big + "\n" + good + "\n"},
+		{"array", "[" + good + ",\n" + big + ",\n" + good + "]"},
+	} {
+		t.Run(form.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(form.text), "big."+form.name)
+			r.MaxRowBytes = 1000
+			var rows []*Row
+			for {
+				row, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows = append(rows, row)
+			}
+			if len(rows) != 3 || rows[0].Err() != nil || rows[2].Err() != nil || rows[2].N != 3 {
+				t.Fatalf("rows = %+v", rows)
+			}
+			err := rows[1].Err()
+			if err == nil || !strings.Contains(err.Error(), "big."+form.name+":2:1: the row is 4.9 KB, over the 1000 bytes limit for one row; raise it with --max-row-size") {
+				t.Errorf("oversize row: %v", err)
+			}
+		})
+	}
+}
+
+// TestOversizeRowCostsNoMemory: a 64 MB row over a 1 MB limit is skipped
+// with memory bounded by the limit, not by the row.
+func TestOversizeRowCostsNoMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("64 MB of input")
+	}
+	big := io.MultiReader(strings.NewReader(`{"user_input": [{"type": "human", "content": "`), &repeat{b: 'x', n: 64 << 20}, strings.NewReader("\"}]}\n"))
+	r := NewReader(big, "huge.jsonl")
+	r.MaxRowBytes = 1 << 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	row, err := r.Next()
+	runtime.ReadMemStats(&after)
+	if err != nil || row.Err() == nil {
+		t.Fatalf("row %v, err %v", row, err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 { // bounded by the limit, not the row
+		t.Errorf("%d MB allocated to skip the row", alloc>>20)
+	}
+}
+
+// repeat is an io.Reader of n copies of b.
+type repeat struct {
+	b byte
+	n int
+}
+
+func (r *repeat) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), r.n)
+	for i := range n {
+		p[i] = r.b
+	}
+	r.n -= n
+	return n, nil
+}
+
+// TestInvalidUTF8 is reported at its place, not replaced by U+FFFD.
+func TestInvalidUTF8(t *testing.T) {
+	data := "{\"id\": \"ok\", \"user_input\": [{\"type\": \"human\", \"content\": \"hi\"}]}\n{\"id\": \"caf\xe9\", \"user_input\": [{\"type\": \"human\", \"content\": \"hi\"}]}\n"
+	r := NewReader(strings.NewReader(data), "latin1.jsonl")
+	r.Next()
+	row, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := row.Err(); e == nil || !strings.Contains(e.Error(), "latin1.jsonl:2:12: byte 0xE9 is not valid UTF-8; save the file as UTF-8") {
+		t.Errorf("err = %v", e)
+	}
+	if row.Sample != nil {
+		t.Errorf("an invalid row was decoded: %+v", row.Sample)
 	}
 }

@@ -32,6 +32,13 @@ var toolCallKeys = []string{"id", "type", "name", "args", "arguments", "function
 // decoder collects problems while it decodes one row.
 type decoder struct {
 	problems []Problem
+	// raw is the JSON being decoded, for the key order of tool-call
+	// arguments; skip is how many leading path elements lie outside it.
+	raw  []byte
+	skip int
+	// referenceOnly accepts rows without a conversation: they only carry
+	// references for conversations read from elsewhere.
+	referenceOnly bool
 }
 
 func (d *decoder) fail(p jsonpos.Path, format string, a ...any) {
@@ -56,6 +63,7 @@ func DecodeSample(raw []byte) (*agenteval.Sample, []Problem) {
 }
 
 func (d *decoder) row(raw []byte) *agenteval.Sample {
+	d.raw = raw
 	var v any
 	if err := strictjson.Decode(raw, &v); err != nil {
 		var se *json.SyntaxError
@@ -133,6 +141,9 @@ func (d *decoder) row(raw []byte) *agenteval.Sample {
 	case hasUI && hasMsgs:
 		d.fail(jsonpos.Path{"messages"}, "the row has both user_input and messages; keep one of them")
 	case !hasUI && !hasMsgs:
+		if d.referenceOnly {
+			break
+		}
 		d.fail(nil, "the row has no conversation; put its messages under \"user_input\" (Ragas) or \"messages\" (OpenAI)")
 	case hasUI:
 		s.UserInput = d.conversation(jsonpos.Path{"user_input"}, ui)
@@ -401,6 +412,7 @@ func (d *decoder) toolCalls(p jsonpos.Path, v any, reference bool) []agenteval.T
 			d.fail(ip, "tool call has no name; give \"name\" (or function.name)")
 		}
 		tc.Args, tc.RawArgs = d.args(argsPath, args, reference)
+		tc.KeyOrder = d.keyOrder(argsPath, args, tc.Args)
 		if rawArgs != "" && len(tc.Args) == 0 {
 			if reference {
 				d.fail(ip.Append("raw_args"), "a reference call cannot have raw_args; write its arguments as a JSON object")
@@ -447,6 +459,25 @@ func (d *decoder) args(p jsonpos.Path, v any, reference bool) (map[string]any, s
 	}
 	d.fail(p, "arguments must be a JSON object, not %s", kindOf(v))
 	return nil, ""
+}
+
+// keyOrder finds the written order of the objects nested in a call's
+// arguments: from the JSON text of OpenAI's string form, or from the row's
+// raw bytes for an object. Only arguments with nested objects look.
+func (d *decoder) keyOrder(p jsonpos.Path, written any, args map[string]any) map[string][]string {
+	if !agenteval.HasNestedObjects(args) {
+		return nil
+	}
+	switch x := written.(type) {
+	case string:
+		return agenteval.KeyOrderOf([]byte(x))
+	case map[string]any:
+		if d.raw == nil || len(p) < d.skip {
+			return nil
+		}
+		return agenteval.KeyOrderOf(d.raw[jsonpos.Offset(d.raw, p[d.skip:]):])
+	}
+	return nil
 }
 
 // keyOf points a path at its last key rather than at that key's value.
@@ -525,7 +556,7 @@ func DecodeMessages(data []byte) (agenteval.Conversation, error) {
 	if !ok {
 		return nil, fmt.Errorf("messages must be a JSON list, not %s", kindOf(v))
 	}
-	var d decoder
+	d := decoder{raw: data, skip: 1}
 	var out agenteval.Conversation
 	for i, it := range items {
 		m, _ := d.message(jsonpos.Path{"messages", i}, it)

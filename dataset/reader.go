@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/bytesize"
 	"github.com/agenteval/agenteval/internal/jsonpos"
 )
 
@@ -22,7 +24,19 @@ type RawRow struct {
 	Line int
 	Col  int
 	Data []byte
+	// Oversize, when not 0, is the size of a row over the reader's
+	// MaxRowBytes; Data is then empty, and the row decodes to an error.
+	Oversize int64
+	// limit is the MaxRowBytes that an oversize row broke.
+	limit int64
+	// Decoded is set by readers of other formats (traces, session logs),
+	// which build the sample as they read; Decode then returns it as is.
+	Decoded *Row
 }
+
+// DefaultMaxRowBytes bounds one row: a conversation of this size is
+// several times larger once decoded.
+const DefaultMaxRowBytes = 32 << 20
 
 // Row is a decoded row. Sample is nil when the row was not a JSON object;
 // otherwise it holds whatever could be decoded, even when Errors is not
@@ -53,9 +67,39 @@ func (r *Row) Err() error {
 
 // Decode decodes and validates the row.
 func (rr RawRow) Decode() *Row {
+	if rr.Decoded != nil {
+		return rr.Decoded
+	}
 	row := &Row{RawRow: rr}
+	if rr.Oversize > 0 {
+		row.Errors = append(row.Errors, &agenteval.PosError{File: rr.File, Line: rr.Line, Col: rr.Col,
+			Msg: fmt.Sprintf("the row is %s, over the %s limit for one row; raise it with --max-row-size, or split the conversation", bytesize.Format(rr.Oversize), bytesize.Format(rr.limit))})
+		return row
+	}
+	if !utf8.Valid(rr.Data) {
+		bad := 0
+		for bad < len(rr.Data) {
+			r, n := utf8.DecodeRune(rr.Data[bad:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			bad += n
+		}
+		line, col := rr.position(bad)
+		row.Errors = append(row.Errors, &agenteval.PosError{File: rr.File, Line: line, Col: col,
+			Msg: fmt.Sprintf("byte 0x%02X is not valid UTF-8; save the file as UTF-8 (the row is not read)", rr.Data[bad])})
+		return row
+	}
 	s, problems := DecodeSample(rr.Data)
+	row = rr.positioned(problems)
 	row.Sample = s
+	return row
+}
+
+// positioned turns problems found inside the row into positioned errors
+// and warnings, in the order they appear in the row.
+func (rr RawRow) positioned(problems []Problem) *Row {
+	row := &Row{RawRow: rr}
 	sortProblems(rr.Data, problems)
 	for _, p := range problems {
 		line, col := rr.position(problemOffset(rr.Data, p.Path))
@@ -94,6 +138,21 @@ type Reader struct {
 	done      bool
 	// afterValue is set in a JSON array between a row and its comma.
 	afterValue bool
+
+	// MaxRowBytes bounds one row: a longer one is skipped, without being
+	// held in memory, and becomes a row with an error. 0 means
+	// DefaultMaxRowBytes; a negative number, no limit.
+	MaxRowBytes int64
+}
+
+func (r *Reader) maxRow() int64 {
+	switch {
+	case r.MaxRowBytes == 0:
+		return DefaultMaxRowBytes
+	case r.MaxRowBytes < 0:
+		return 1<<63 - 1
+	}
+	return r.MaxRowBytes
 }
 
 const (
@@ -216,10 +275,17 @@ func (r *Reader) advance(c byte) {
 }
 
 func (r *Reader) nextLine() (RawRow, error) {
+	limit := r.maxRow()
 	for {
 		// detect may have consumed leading spaces of this line already.
 		startCol := r.col
-		data, err := r.br.ReadBytes('\n')
+		data, size, err := r.readLine(limit)
+		if size > limit {
+			line := r.line
+			r.line++
+			r.col = 1
+			return RawRow{Line: line, Col: startCol, Oversize: size, limit: limit}, nil
+		}
 		if len(data) == 0 && err != nil {
 			if err == io.EOF {
 				return RawRow{}, io.EOF
@@ -239,6 +305,24 @@ func (r *Reader) nextLine() (RawRow, error) {
 			continue
 		}
 		return RawRow{Line: line, Col: startCol + lead, Data: body}, nil
+	}
+}
+
+// readLine reads through the next newline, keeping at most limit bytes:
+// past that it only counts, so an oversize row costs no memory. size is
+// the line's whole length.
+func (r *Reader) readLine(limit int64) (data []byte, size int64, err error) {
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		size += int64(len(chunk))
+		if size <= limit {
+			data = append(data, chunk...)
+		} else {
+			data = nil
+		}
+		if err != bufio.ErrBufferFull {
+			return data, size, err
+		}
 	}
 }
 
@@ -280,25 +364,37 @@ func (r *Reader) nextElement() (RawRow, error) {
 	}
 	row := RawRow{Line: r.line, Col: r.col}
 	var buf bytes.Buffer
+	limit, size := r.maxRow(), int64(0)
+	// done ends the element; one over the limit keeps only its size.
+	done := func() (RawRow, error) {
+		if size > limit {
+			row.Oversize, row.limit = size, limit
+		} else {
+			row.Data = buf.Bytes()
+		}
+		r.afterValue = true
+		return row, nil
+	}
 	depth, inString, escaped := 0, false, false
 	for {
 		b, err := r.br.ReadByte()
 		if err != nil {
-			if buf.Len() > 0 && depth == 0 && !inString {
-				row.Data = buf.Bytes()
-				r.afterValue = true
-				return row, nil
+			if size > 0 && depth == 0 && !inString {
+				return done()
 			}
 			return RawRow{}, r.arrayEOF(err)
 		}
 		if depth == 0 && !inString && (b == ',' || b == ']' || b == ' ' || b == '\n' || b == '\t' || b == '\r') {
 			r.br.UnreadByte()
-			row.Data = buf.Bytes()
-			r.afterValue = true
-			return row, nil
+			return done()
 		}
 		r.advance(b)
-		buf.WriteByte(b)
+		size++
+		if size <= limit {
+			buf.WriteByte(b)
+		} else if buf.Cap() > 0 {
+			buf = bytes.Buffer{}
+		}
 		switch {
 		case inString:
 			switch {
@@ -316,9 +412,7 @@ func (r *Reader) nextElement() (RawRow, error) {
 		case b == '}' || b == ']':
 			depth--
 			if depth == 0 {
-				row.Data = buf.Bytes()
-				r.afterValue = true
-				return row, nil
+				return done()
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -79,7 +80,8 @@ type Options struct {
 	// Progress receives a live progress line; nil means stderr when it is
 	// a terminal, and nothing otherwise.
 	Progress io.Writer
-	// Dir is where Save writes; default "experiments".
+	// Dir is where Save writes; default ".agenteval/experiments", beside the
+	// other things agenteval keeps and out of the way of version control.
 	Dir string
 }
 
@@ -112,7 +114,7 @@ func Run(ctx context.Context, ds *Dataset, fn func(ctx context.Context, row Row)
 	}
 	dir := opt.Dir
 	if dir == "" {
-		dir = "experiments"
+		dir = filepath.Join(".agenteval", "experiments")
 	}
 	e := &Experiment{Name: name, Dataset: ds, Records: make([]Record, len(ds.Rows)), dir: dir}
 	progress := opt.Progress

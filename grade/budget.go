@@ -26,8 +26,20 @@ func budget(name, doc, unit string, aliases []string, measure func(*agenteval.Gr
 		limit := *o.Max
 		return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
 			got, ok := measure(in)
-			if !ok {
-				return Outcome{}, fmt.Errorf("%s cannot be measured here: the run recorded no %s (a recorded sample, or no price for the model)", name, unit)
+			switch {
+			case !ok && in.Stats == nil:
+				return Outcome{}, fmt.Errorf("%s cannot be measured on a recorded sample: it needs a live run", name)
+			case !ok:
+				// A live run that cannot show it stays within budget fails
+				// the check, saying why; it is not an execution error.
+				why := fmt.Sprintf("no %s was recorded", unit)
+				if name == "cost" {
+					why = "the cost is unknown: the model has no price (see --prices)"
+					if in.Stats.Usage.InputTokens == 0 && in.Stats.Usage.OutputTokens == 0 {
+						why = "the cost is unknown: the agent reported no token usage (a command or http agent returns usage: {input_tokens, output_tokens} with its reply)"
+					}
+				}
+				return binary(fmt.Sprintf("%s at most %s %s", name, fmtNum(limit), unit), false, why), nil
 			}
 			text := fmt.Sprintf("%s at most %s %s", name, fmtNum(limit), unit)
 			return binary(text, got <= limit, fmt.Sprintf("%s %s", fmtNum(got), unit)), nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/proc"
 	"github.com/agenteval/agenteval/judge"
 )
 
@@ -268,7 +269,10 @@ func promptFromCommand(ctx context.Context, argv []string, dir string, in *agent
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd, err := proc.Command(ctx, argv)
+	if err != nil {
+		return "", err
+	}
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(payload)
 	var stdout, stderr bytes.Buffer

@@ -152,6 +152,17 @@ func TestBudgets(t *testing.T) {
 	if _, err := g.Grade(context.Background(), &agenteval.GradeInput{}); err == nil {
 		t.Error("latency on a recorded sample should not be measurable")
 	}
+	// A live agent that reports no usage (a command agent) fails a cost
+	// budget with the reason, rather than ending in an execution error.
+	cost := mustGrader(t, "cost", map[string]any{"max": 0.01})
+	sc, err := cost.Grade(context.Background(), &agenteval.GradeInput{Stats: &agenteval.Stats{}})
+	if err != nil || sc.Verdict != agenteval.VerdictFail || !strings.Contains(sc.Reason, "the agent reported no token usage") {
+		t.Errorf("cost without usage: %+v, %v", sc, err)
+	}
+	sc, _ = cost.Grade(context.Background(), &agenteval.GradeInput{Stats: &agenteval.Stats{Usage: agenteval.Usage{Calls: 1, InputTokens: 10}}})
+	if sc.Verdict != agenteval.VerdictFail || !strings.Contains(sc.Reason, "no price") {
+		t.Errorf("cost without a price: %+v", sc)
+	}
 }
 
 func TestJudgedTextTurnOrWhole(t *testing.T) {

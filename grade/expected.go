@@ -18,6 +18,8 @@ var ExpectedToolCalls = define(Definition{Name: "expected_tool_calls",
 // ExpectedToolCallsOptions is the options of expected_tool_calls.
 type ExpectedToolCallsOptions struct {
 	Calls ExpectedCalls `json:"calls" doc:"the calls the agent should make: {tool, args, output, turn}"`
+	// Semantics is agenteval.Semantics: whose pairing rules apply.
+	Semantics string `json:"semantics" enum:"agenteval,agent_inspect,agent_inspect_dataset" doc:"pairing rules: agenteval (default: each call made meets one expected call), agent_inspect (ToolCorrectnessMetric: each expected call on its own, only those with a turn), agent_inspect_dataset (the same, and a call without a turn may be met in any turn)"`
 }
 
 // expectedToolCalls is agent_inspect's ToolCorrectness: an expected call is
@@ -27,8 +29,9 @@ type ExpectedToolCallsOptions struct {
 // matches at most one expected call, and a call scoped to a turn must be
 // made in that turn. The score is the fraction of expected calls matched.
 type expectedToolCalls struct {
-	tc    *toolCallsGrader
-	calls []agenteval.ExpectedCall
+	tc        *toolCallsGrader
+	calls     []agenteval.ExpectedCall
+	semantics agenteval.Semantics
 }
 
 func newExpectedToolCalls(o ExpectedToolCallsOptions, env Env) (Func, error) {
@@ -36,6 +39,13 @@ func newExpectedToolCalls(o ExpectedToolCallsOptions, env Env) (Func, error) {
 		return nil, fmt.Errorf("calls is empty; list the tool calls the agent should make")
 	}
 	g := &expectedToolCalls{tc: &toolCallsGrader{mode: ModeAnyOrder, argsMatch: ArgsSuperset}}
+	switch sem := agenteval.Semantics(o.Semantics); sem {
+	case "agenteval", agenteval.SemanticsAgentEval:
+	case agenteval.SemanticsAgentInspect, agenteval.SemanticsAgentInspectDataset:
+		g.semantics = sem
+	default:
+		return nil, fmt.Errorf("semantics %q is not one of agenteval, agent_inspect, agent_inspect_dataset", o.Semantics)
+	}
 	for i, e := range o.Calls {
 		if e.Turn < 0 {
 			return nil, fmt.Errorf("calls[%d]: turn must be a turn number (1 or more), not %d", i, e.Turn)
@@ -74,6 +84,9 @@ func turnRecords(conv agenteval.Conversation) ([]callRecord, []int) {
 }
 
 func (g *expectedToolCalls) grade(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
+	if g.semantics != agenteval.SemanticsAgentEval {
+		return g.gradeInspect(ctx, in)
+	}
 	recs, turns := turnRecords(in.Output)
 	inScope := func(i, j int) bool { return g.calls[i].Turn == 0 || turns[j] == g.calls[i].Turn }
 	fits := func(i, j int) bool {
@@ -122,7 +135,7 @@ func (g *expectedToolCalls) explain(i int, recs []callRecord, turns []int, used 
 			continue
 		}
 		if scope != 0 && turns[j] != scope {
-			elsewhere = append(elsewhere, fmt.Sprint(turns[j]))
+			elsewhere = append(elsewhere, fmt.Sprint(g.shown(turns[j])))
 			continue
 		}
 		if used[j] {
@@ -130,18 +143,27 @@ func (g *expectedToolCalls) explain(i int, recs []callRecord, turns []int, used 
 			continue
 		}
 		if _, why := g.tc.match(e, r); why != "" {
-			return fmt.Sprintf("call %d %s in turn %d: %s", j+1, r.call.Name, turns[j], why)
+			return fmt.Sprintf("call %d %s in turn %d: %s", j+1, r.call.Name, g.shown(turns[j]), why)
 		}
 	}
 	switch {
 	case taken > 0:
 		return fmt.Sprintf("every %s call in scope (%d) already matched another expected call", e.Tool, taken)
 	case len(elsewhere) > 0:
-		return fmt.Sprintf("%s was not called in turn %d (it was called in turn %s)", e.Tool, scope, strings.Join(elsewhere, ", "))
+		return fmt.Sprintf("%s was not called in turn %d (it was called in turn %s)", e.Tool, g.shown(scope), strings.Join(elsewhere, ", "))
 	case scope != 0:
-		return fmt.Sprintf("%s was never called (expected in turn %d)", e.Tool, scope)
+		return fmt.Sprintf("%s was never called (expected in turn %d)", e.Tool, g.shown(scope))
 	}
 	return e.Tool + " was never called"
+}
+
+// shown is a turn number as the test's file writes it: agent_inspect's
+// count from 0.
+func (g *expectedToolCalls) shown(turn int) int {
+	if g.semantics != agenteval.SemanticsAgentEval {
+		return turn - 1
+	}
+	return turn
 }
 
 // describeExpected renders an expected call for people:

@@ -11,7 +11,8 @@ import (
 )
 
 // call builds a tool call from a name and JSON arguments, decoded as the
-// dataset reader decodes them (numbers as json.Number).
+// dataset reader decodes them (numbers as json.Number, the written order
+// of nested objects' keys kept).
 func call(name, args string) agenteval.ToolCall {
 	var m map[string]any
 	dec := json.NewDecoder(strings.NewReader(args))
@@ -19,7 +20,7 @@ func call(name, args string) agenteval.ToolCall {
 	if err := dec.Decode(&m); err != nil {
 		panic(err)
 	}
-	return agenteval.ToolCall{Name: name, Args: m}
+	return agenteval.ToolCall{Name: name, Args: m, KeyOrder: agenteval.KeyOrderOf([]byte(args))}
 }
 
 // convo builds a conversation whose assistant makes the given calls, one

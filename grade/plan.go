@@ -100,7 +100,7 @@ func NewPlan(t *agenteval.Test, opt PlanOptions) (*Plan, []error) {
 		if pos.Line == 0 {
 			pos = t.Pos
 		}
-		opts := ExpectedToolCallsOptions{Calls: ExpectedCalls(t.ExpectedToolCalls)}
+		opts := ExpectedToolCallsOptions{Calls: ExpectedCalls(t.ExpectedToolCalls), Semantics: string(t.Semantics)}
 		if callsNeedJudge(t.ExpectedToolCalls) {
 			b.use("expected_tool_calls with a check", pos)
 		}

@@ -24,6 +24,13 @@ var (
 type ToolCallAccuracyOptions struct {
 	// StrictOrder nil means true, as in Ragas.
 	StrictOrder *bool `json:"strict_order" doc:"compare the calls in order (default true); false sorts both lists first"`
+	// ArgComparisonMetric is Ragas's arg_comparison_metric.
+	ArgComparisonMetric string `json:"arg_comparison_metric" doc:"how each argument's str() is compared, as Ragas's arg_comparison_metric: exact_match (default), non_llm_string_similarity (1 - normalised string distance), string_presence; Ragas's class names work too, as in NonLLMStringSimilarity(distance_measure=DistanceMeasure.JARO)"`
+	DistanceMeasure     string `json:"distance_measure" enum:"levenshtein,hamming,jaro,jaro_winkler" doc:"with non_llm_string_similarity: the distance (default levenshtein, as in Ragas)"`
+	// ArgThreshold is ours; Ragas has no such setting.
+	ArgThreshold *float64 `json:"arg_threshold" doc:"our addition, not Ragas's: an argument whose similarity reaches this counts 1, below it 0 (default: the similarity itself, as in Ragas)"`
+	// KeyOrder says whether nested objects' key order matters.
+	KeyOrder string `json:"key_order" enum:"insertion,ignore" doc:"nested objects print their keys in written order, as Python's str() does (insertion, the default), or sorted so that order never matters (ignore)"`
 }
 
 func referenceCalls(grader string, in *agenteval.GradeInput) ([]agenteval.ToolCall, error) {
@@ -40,20 +47,49 @@ func argsOf(c agenteval.ToolCall) map[string]any {
 	return c.Args
 }
 
+// ragasAccuracy is tool_call_accuracy's settings.
+type ragasAccuracy struct {
+	strict bool
+	cmp    argComparison
+	// ordered prints nested objects' keys in written order.
+	ordered bool
+}
+
 func newToolCallAccuracy(o ToolCallAccuracyOptions, _ Env) (Func, error) {
-	strict := o.StrictOrder == nil || *o.StrictOrder
+	cmp, err := parseArgComparison(o.ArgComparisonMetric, o.DistanceMeasure, o.ArgThreshold)
+	if err != nil {
+		return nil, err
+	}
+	ra := ragasAccuracy{strict: o.StrictOrder == nil || *o.StrictOrder, cmp: cmp}
+	switch o.KeyOrder {
+	case "", "insertion":
+		ra.ordered = true
+	case "ignore":
+	default:
+		return nil, fmt.Errorf("key_order %q is not one of insertion, ignore", o.KeyOrder)
+	}
 	return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		ref, err := referenceCalls("tool_call_accuracy", in)
 		if err != nil {
 			return Outcome{}, err
 		}
-		return toolCallAccuracy(in.Output.ToolCalls(), ref, strict), nil
+		return ra.score(in.Output.ToolCalls(), ref), nil
 	}, nil
 }
 
-// toolCallAccuracy follows Ragas's ToolCallAccuracy step by step. Argument
-// values compare by Python's str(), as Ragas's ExactMatch does.
-func toolCallAccuracy(pred, ref []agenteval.ToolCall, strict bool) Outcome {
+// str is Python's str() of argument name of call c.
+func (ra ragasAccuracy) str(c agenteval.ToolCall, name string) string {
+	if !ra.ordered {
+		return pyStr(argsOf(c)[name])
+	}
+	return pyStrOrdered(argsOf(c)[name], c.KeyOrder, agenteval.ChildPointer("", name))
+}
+
+// score follows Ragas's ToolCallAccuracy step by step
+// (ragas/metrics/_tool_call_accuracy.py, _multi_turn_ascore). Argument
+// values compare by Python's str(), with the arg_comparison_metric.
+func (ra ragasAccuracy) score(pred, ref []agenteval.ToolCall) Outcome {
+	strict := ra.strict
 	switch {
 	case len(pred) == 0 && len(ref) == 0:
 		return Outcome{Score: 1, Reason: "no tool calls expected and none made"}
@@ -63,8 +99,8 @@ func toolCallAccuracy(pred, ref []agenteval.ToolCall, strict bool) Outcome {
 		return Outcome{Score: 0, Reason: fmt.Sprintf("%d tool calls made; the reference expects none", len(pred))}
 	}
 	if !strict {
-		pred = sortedForRagas(pred)
-		ref = sortedForRagas(ref)
+		pred = ra.sorted(pred)
+		ref = ra.sorted(ref)
 	}
 	pn, rn := names(pred), names(ref)
 	aligned := equalStrings(pn, rn)
@@ -81,7 +117,7 @@ func toolCallAccuracy(pred, ref []agenteval.ToolCall, strict bool) Outcome {
 			o.Assertions = append(o.Assertions, a)
 			continue
 		}
-		s, ev := ragasArgScore(argsOf(p), argsOf(r))
+		s, ev := ra.argScore(p, r)
 		total += s
 		a.Passed = s == 1
 		a.Evidence = ev
@@ -111,9 +147,11 @@ func toolCallAccuracy(pred, ref []agenteval.ToolCall, strict bool) Outcome {
 	return o
 }
 
-// ragasArgScore is Ragas's _get_arg_score: the share of reference arguments
-// whose str() equals the prediction's. Extra predicted arguments are ignored.
-func ragasArgScore(pred, ref map[string]any) (float64, string) {
+// argScore is Ragas's _get_arg_score: the mean, over the reference's
+// arguments, of the comparison of their str() with the prediction's (a
+// missing argument scores 0). Extra predicted arguments are ignored.
+func (ra ragasAccuracy) argScore(predCall, refCall agenteval.ToolCall) (float64, string) {
+	pred, ref := argsOf(predCall), argsOf(refCall)
 	if len(ref) == 0 && len(pred) == 0 {
 		return 1, "no arguments on either side"
 	}
@@ -121,29 +159,40 @@ func ragasArgScore(pred, ref map[string]any) (float64, string) {
 		return 0, "the reference has no arguments but the call has some; Ragas scores this 0"
 	}
 	keys := sortedKeys(ref)
-	hits := 0
+	total := 0.0
 	var bad []string
 	for _, k := range keys {
-		pv, ok := pred[k]
-		switch {
-		case !ok:
+		if _, ok := pred[k]; !ok {
 			bad = append(bad, fmt.Sprintf("%s missing", k))
-		case pyStr(pv) == pyStr(ref[k]):
-			hits++
+			continue
+		}
+		want, got := ra.str(refCall, k), ra.str(predCall, k)
+		s := ra.cmp.score(want, got)
+		total += s
+		switch {
+		case s == 1:
+		case ra.cmp.metric == ArgExactMatch:
+			bad = append(bad, fmt.Sprintf("%s: want %s, got %s", k, want, got))
 		default:
-			bad = append(bad, fmt.Sprintf("%s: want %s, got %s", k, pyStr(ref[k]), pyStr(pv)))
+			bad = append(bad, fmt.Sprintf("%s: want %s, got %s (%s %s)", k, want, got, ra.cmp, strconv.FormatFloat(s, 'f', 4, 64)))
 		}
 	}
-	ev := fmt.Sprintf("%d/%d arguments match", hits, len(keys))
+	var ev string
+	if ra.cmp.metric == ArgExactMatch {
+		ev = fmt.Sprintf("%d/%d arguments match", len(keys)-len(bad), len(keys))
+	} else {
+		ev = fmt.Sprintf("argument score %s over %d arguments (%s)", strconv.FormatFloat(total/float64(len(keys)), 'f', -1, 64), len(keys), ra.cmp)
+	}
 	if len(bad) > 0 {
 		ev += " (" + strings.Join(bad, "; ") + ")"
 	}
-	return float64(hits) / float64(len(keys)), ev
+	return total / float64(len(keys)), ev
 }
 
-// sortedForRagas sorts calls by Ragas's key: the name, then each argument
-// name followed by str() of its value, with argument names sorted.
-func sortedForRagas(calls []agenteval.ToolCall) []agenteval.ToolCall {
+// sorted sorts calls by Ragas's key (_sorted_key_for_tool_call): the name,
+// then each argument name followed by str() of its value, with argument
+// names sorted.
+func (ra ragasAccuracy) sorted(calls []agenteval.ToolCall) []agenteval.ToolCall {
 	type keyed struct {
 		key  []string
 		call agenteval.ToolCall
@@ -151,9 +200,8 @@ func sortedForRagas(calls []agenteval.ToolCall) []agenteval.ToolCall {
 	ks := make([]keyed, len(calls))
 	for i, c := range calls {
 		k := []string{c.Name}
-		args := argsOf(c)
-		for _, name := range sortedKeys(args) {
-			k = append(k, name, pyStr(args[name]))
+		for _, name := range sortedKeys(argsOf(c)) {
+			k = append(k, name, ra.str(c, name))
 		}
 		ks[i] = keyed{k, c}
 	}

@@ -2,7 +2,11 @@ package grade
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/agenteval/agenteval"
@@ -63,6 +67,117 @@ func TestToolCallAccuracy(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestToolCallAccuracyArgComparison: Ragas's arg_comparison_metric and the
+// key order of nested dicts. Each case's want in
+// testdata/ragas_arg_comparison.jsonl was computed by Ragas's algorithm in
+// Python, transcribed step by step from vibrantlabsai/ragas
+// src/ragas/metrics/_tool_call_accuracy.py (_get_arg_score, lines 65-83:
+// the mean over the reference's arguments of
+// arg_comparison_metric(response=str(pred[arg]), reference=str(ref[arg]));
+// _sorted_key_for_tool_call, 85-99; _multi_turn_ascore, 110-178) and
+// src/ragas/metrics/_string.py (ExactMatch, 29-32; StringPresence, 48-55;
+// NonLLMStringSimilarity, 87-96: 1 - rapidfuzz <measure>.normalized_distance
+// (reference, response)), run with rapidfuzz's own pure-Python distances
+// (rapidfuzz/distance/{Levenshtein,Hamming,Jaro,JaroWinkler}_py.py) on
+// arguments from json.loads, so that str() prints nested dicts in the order
+// their keys were written. key_order=ignore is ours: its want is Ragas's
+// value on the same calls with every nested dict's keys sorted.
+func TestToolCallAccuracyArgComparison(t *testing.T) {
+	data, err := os.ReadFile("testdata/ragas_arg_comparison.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rawCall struct {
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
+	}
+	calls := func(raw []rawCall) []agenteval.ToolCall {
+		out := make([]agenteval.ToolCall, len(raw))
+		for i, c := range raw {
+			out[i] = call(c.Name, string(c.Args))
+		}
+		return out
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var c struct {
+			Name     string    `json:"name"`
+			Metric   string    `json:"metric"`
+			Measure  string    `json:"measure"`
+			KeyOrder string    `json:"key_order"`
+			Strict   *bool     `json:"strict"`
+			Pred     []rawCall `json:"pred"`
+			Ref      []rawCall `json:"ref"`
+			Want     float64   `json:"want"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		t.Run(c.Name, func(t *testing.T) {
+			params := map[string]any{}
+			if c.Metric != "" {
+				params["arg_comparison_metric"] = c.Metric
+			}
+			if c.Measure != "" {
+				params["distance_measure"] = c.Measure
+			}
+			if c.KeyOrder != "" {
+				params["key_order"] = c.KeyOrder
+			}
+			if c.Strict != nil {
+				params["strict_order"] = *c.Strict
+			}
+			var groups [][]agenteval.ToolCall
+			for _, p := range calls(c.Pred) {
+				groups = append(groups, []agenteval.ToolCall{p})
+			}
+			s := gradeConv(t, mustGrader(t, "tool_call_accuracy", params), convo(groups...), calls(c.Ref))
+			if math.Abs(s.Score-c.Want) > 1e-9 {
+				t.Errorf("score = %.17g, Ragas gives %.17g (%s; %v)", s.Score, c.Want, s.Reason, s.Assertions)
+			}
+		})
+	}
+	if n < 20 {
+		t.Errorf("only %d cases read", n)
+	}
+}
+
+// TestArgComparisonSpellings: our names, Ragas's class names and its
+// constructor form all read; bad ones say what to write.
+func TestArgComparisonSpellings(t *testing.T) {
+	for _, tt := range []struct {
+		metric, measure string
+		want            string
+		err             string
+	}{
+		{"", "", "exact_match", ""},
+		{"ExactMatch()", "", "exact_match", ""},
+		{"non_llm_string_similarity", "", "non_llm_string_similarity(levenshtein)", ""},
+		{"NonLLMStringSimilarity(distance_measure=DistanceMeasure.JARO_WINKLER)", "", "non_llm_string_similarity(jaro_winkler)", ""},
+		{"NonLLMStringSimilarity()", "hamming", "non_llm_string_similarity(hamming)", ""},
+		{"StringPresence", "", "string_presence", ""},
+		{"bleu_score", "", "", `arg_comparison_metric "bleu_score" is not one of exact_match, non_llm_string_similarity, string_presence`},
+		{"non_llm_string_similarity", "cosine", "", `distance_measure "cosine" is not one of levenshtein, hamming, jaro, jaro_winkler`},
+		{"exact_match", "jaro", "", "distance_measure applies to arg_comparison_metric=non_llm_string_similarity, not exact_match"},
+		{"NonLLMStringSimilarity(distance_measure=DistanceMeasure.JARO)", "hamming", "", "distance_measure is jaro in arg_comparison_metric and hamming in distance_measure; give it once"},
+	} {
+		c, err := parseArgComparison(tt.metric, tt.measure, nil)
+		switch {
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("%q/%q: err = %v, want %q", tt.metric, tt.measure, err, tt.err)
+		case tt.err == "" && (err != nil || c.String() != tt.want):
+			t.Errorf("%q/%q = %s (%v), want %s", tt.metric, tt.measure, c, err, tt.want)
+		}
+	}
+	// arg_threshold (ours) turns a similarity into 1 or 0.
+	th := 0.7
+	c, _ := parseArgComparison("non_llm_string_similarity", "", &th)
+	if c.score("New York", "new york") != 1 || c.score("New York", "Boston") != 0 {
+		t.Errorf("threshold 0.7: %v %v, want 1 (similarity 0.75) and 0", c.score("New York", "new york"), c.score("New York", "Boston"))
+	}
+}
 
 func TestToolCallF1(t *testing.T) {
 	a, b, c, d := call("a", `{"x": 1}`), call("b", `{}`), call("c", `{"y": "z"}`), call("d", `{}`)

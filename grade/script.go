@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/proc"
 	"github.com/agenteval/agenteval/internal/shellwords"
 )
 
@@ -227,7 +228,10 @@ type scriptOutput struct {
 func runScript(ctx context.Context, argv []string, dir string, timeout time.Duration, payload []byte) (Outcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd, err := proc.Command(ctx, argv)
+	if err != nil {
+		return Outcome{}, err
+	}
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(payload)
 	var stdout, stderr bytes.Buffer

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/jsonvalue"
 )
 
@@ -31,21 +32,25 @@ func show(v any) string {
 // pyStr renders a decoded JSON value the way Python's str() renders the
 // value json.loads would give: strings bare, other values as repr. Ragas's
 // tool_call_accuracy compares arguments by str(), so this is what makes our
-// numbers match it: str(2) != str(2.0), str(True) == "True".
-//
-// One deliberate difference: Python prints dict keys in insertion order;
-// we sort them, so nested objects whose keys differ only in order compare
-// equal here and unequal in Ragas.
-func pyStr(v any) string {
+// numbers match it: str(2) != str(2.0), str(True) == "True". Nested dicts
+// have their keys sorted; pyStrOrdered prints them in written order, as
+// Python does.
+func pyStr(v any) string { return pyStrOrdered(v, nil, "") }
+
+// pyStrOrdered is pyStr with the written order of nested objects' keys
+// (agenteval.KeyOrderOf), v being the value at JSON Pointer path. An
+// object without a recorded order, or whose recorded keys are not its
+// keys, is printed with its keys sorted.
+func pyStrOrdered(v any, order map[string][]string, path string) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
 	var b strings.Builder
-	pyRepr(&b, v)
+	pyRepr(&b, v, order, path)
 	return b.String()
 }
 
-func pyRepr(b *strings.Builder, v any) {
+func pyRepr(b *strings.Builder, v any, order map[string][]string, path string) {
 	if it, ok := jsonvalue.IntegerText(v); ok {
 		if it == "-0" {
 			it = "0"
@@ -74,15 +79,14 @@ func pyRepr(b *strings.Builder, v any) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			pyRepr(b, e)
+			pyRepr(b, e, order, agenteval.ChildPointer(path, i))
 		}
 		b.WriteByte(']')
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
+		keys := order[path]
+		if !sameKeys(keys, x) {
+			keys = sortedKeys(x)
 		}
-		sort.Strings(keys)
 		b.WriteByte('{')
 		for i, k := range keys {
 			if i > 0 {
@@ -90,12 +94,25 @@ func pyRepr(b *strings.Builder, v any) {
 			}
 			pyQuote(b, k)
 			b.WriteString(": ")
-			pyRepr(b, x[k])
+			pyRepr(b, x[k], order, agenteval.ChildPointer(path, k))
 		}
 		b.WriteByte('}')
 	default:
 		fmt.Fprint(b, x)
 	}
+}
+
+// sameKeys reports whether keys lists exactly the keys of m.
+func sameKeys(keys []string, m map[string]any) bool {
+	if len(keys) != len(m) {
+		return false
+	}
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // pyFloat is Python's repr of a float: the shortest round-tripping digits,

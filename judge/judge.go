@@ -148,6 +148,10 @@ func (j *Judge) askEncoded(ctx context.Context, p Prompt, schemaName string, sch
 	for a := 1; a <= attempts; a++ {
 		resp, err := j.Model.Generate(ctx, req)
 		if err != nil {
+			if strings.HasPrefix(err.Error(), j.Name+":") {
+				// A provider's error already names the model.
+				return nil, usage, fmt.Errorf("judge: %w", err)
+			}
 			return nil, usage, fmt.Errorf("judge %s: %w", j.Name, err)
 		}
 		usage.Add(&resp.Usage)

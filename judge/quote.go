@@ -34,8 +34,8 @@ var Tags = []string{
 	"user", "assistant", "system", "tool_call", "tool_result", "message",
 	// llm_grader template variables
 	"input", "output", "criteria", "expected_output", "var",
-	// the simulated user's view of the agent
-	"assistant_message",
+	// the simulated user's view of the agent, and its stop rule
+	"assistant_message", "terminating_condition",
 }
 
 var (

@@ -1,10 +1,15 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
+
+	"github.com/agenteval/agenteval/internal/jsonpos"
 )
 
 // Price is what a model costs, in US dollars per million tokens.
@@ -100,21 +105,53 @@ func (t *PriceTable) Cost(provider, model string, in, out int64) *float64 {
 // LoadPrices reads a JSON file of {"model-or-prefix": {"input": X, "output":
 // Y}} (dollars per million tokens) over the built-in table. A key written
 // "provider:model" applies to that provider only.
+// Each entry must give both input and output, and nothing else, so that a
+// typo never prices a model at $0.
 func LoadPrices(path string) (*PriceTable, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read price table: %w", err)
 	}
-	var m map[string]Price
+	const shape = `write {"model": {"input": 0.15, "output": 0.6}} in dollars per million tokens`
+	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("price table %s: %w; write {\"model\": {\"input\": 0.15, \"output\": 0.6}} in dollars per million tokens", path, err)
+		return nil, fmt.Errorf("price table %s: %v; %s", path, err, shape)
 	}
 	t := DefaultPrices()
-	for k, p := range m {
-		if p.Input < 0 || p.Output < 0 {
-			return nil, fmt.Errorf("price table %s: %s has a negative price", path, k)
+	var errs []string
+	for _, k := range sortedNames(m) {
+		at := func(msg string) {
+			line, col := jsonpos.LineCol(b, jsonpos.Offset(b, jsonpos.Path{k}))
+			errs = append(errs, fmt.Sprintf("%s:%d:%d: %q %s", path, line, col, k, msg))
 		}
-		t.Models[k] = p
+		var p struct {
+			Input  *float64 `json:"input"`
+			Output *float64 `json:"output"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(m[k]))
+		dec.DisallowUnknownFields()
+		switch err := dec.Decode(&p); {
+		case err != nil:
+			at(fmt.Sprintf("is not a price: %v; %s", err, shape))
+		case p.Input == nil || p.Output == nil:
+			at("needs both input and output (dollars per million tokens); a missing one would count as $0")
+		case *p.Input < 0 || *p.Output < 0:
+			at("has a negative price")
+		default:
+			t.Models[k] = Price{Input: *p.Input, Output: *p.Output}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "\n"))
 	}
 	return t, nil
+}
+
+func sortedNames(m map[string]json.RawMessage) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -49,6 +49,11 @@ type Config struct {
 	// RetryWait is the first backoff interval; default 500ms. Retry-After
 	// from the server takes precedence.
 	RetryWait time.Duration
+	// CallBudget bounds one call in all: every attempt, backoff and
+	// Retry-After wait. Default (MaxRetries+1) × Timeout + 30s; a server
+	// asking for a longer wait than is left gets the call failed, saying
+	// so.
+	CallBudget time.Duration
 	// Prices overrides the built-in price table.
 	Prices *PriceTable
 }
@@ -195,6 +200,9 @@ func Open(cfg Config) (agenteval.Model, error) {
 		return nil, unknownProvider(cfg.Provider, cfg.String())
 	}
 	if cfg.APIKey == "" && !a.keyOptional && !base.keyOptional && cfg.BaseURL == "" {
+		if a.alias == "" && cfg.Provider != "openai" {
+			return nil, fmt.Errorf("%s needs an API key: set %s in the environment", cfg.Provider, strings.Join(base.keyEnvs, " or "))
+		}
 		return nil, fmt.Errorf("%s needs an API key: set %s in the environment (or point %s at an OpenAI-compatible server that needs none)", cfg.Provider, cfg.APIKeyEnv, baseEnvOf(a, base))
 	}
 	if a.keyOptional && cfg.APIKey == "" {
@@ -232,11 +240,15 @@ func withDefaults(cfg Config) Config {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
 	}
+
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = 4
 	}
 	if cfg.MaxRetries < 0 {
 		cfg.MaxRetries = 0
+	}
+	if cfg.CallBudget <= 0 {
+		cfg.CallBudget = time.Duration(cfg.MaxRetries+1)*cfg.Timeout + 30*time.Second
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16

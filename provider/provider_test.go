@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"github.com/agenteval/agenteval"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -77,6 +78,15 @@ func TestPrices(t *testing.T) {
 	if _, err := LoadPrices(path); err == nil || !strings.Contains(err.Error(), "dollars per million tokens") {
 		t.Errorf("bad table err = %v", err)
 	}
+	// A misspelt field would price the model at $0: it is an error, at its
+	// place.
+	os.WriteFile(path, []byte("{\n  \"gpt-4o\": {\"in\": 2.5, \"out\": 10},\n  \"gpt-5\": {\"input\": 1}\n}"), 0o644)
+	_, err = LoadPrices(path)
+	for _, want := range []string{`prices.json:2:13: "gpt-4o" is not a price: json: unknown field "in"`, `prices.json:3:12: "gpt-5" needs both input and output`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
 }
 
 func TestRedact(t *testing.T) {
@@ -95,6 +105,16 @@ func TestParseSpec(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 	if _, err := ParseSpec("nope:model"); err == nil || !strings.Contains(err.Error(), `unknown provider "nope"`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestMissingKeyHints: each provider's missing key is named, and only the
+// OpenAI adapter mentions OpenAI-compatible servers.
+func TestMissingKeyHints(t *testing.T) {
+	Register("hintprov", func(Config, *http.Client) (agenteval.Model, error) { return nil, nil }, []string{"HINT_API_KEY", "HINT_OTHER_KEY"}, "HINT_BASE_URL")
+	_, err := Open(Config{Provider: "hintprov", Model: "m", APIKeyEnv: "HINT_API_KEY"})
+	if err == nil || err.Error() != "hintprov needs an API key: set HINT_API_KEY or HINT_OTHER_KEY in the environment" {
 		t.Errorf("err = %v", err)
 	}
 }

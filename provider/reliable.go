@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -90,10 +91,15 @@ func (r *reliable) Generate(ctx context.Context, req *agenteval.ModelRequest) (*
 	bo.MaxInterval = 30 * time.Second
 	bo.Reset()
 	spec := r.cfg.String()
+	start := time.Now()
+	deadline := start.Add(r.cfg.CallBudget)
+	var waited time.Duration // on backoff, Retry-After and the rate limit
 	for attempt := 1; ; attempt++ {
-		resp, class, err := r.attempt(ctx, req)
+		resp, class, err := r.attempt(ctx, req, deadline, &waited)
 		if err == nil {
 			resp.Usage.Calls = 1
+			resp.Usage.Retries = attempt - 1
+			resp.Usage.WaitedMS = float64(waited.Microseconds()) / 1000
 			resp.Usage.CostUSD = r.cfg.Prices.Cost(r.cfg.Provider, r.cfg.Model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
 			return resp, nil
 		}
@@ -113,8 +119,16 @@ func (r *reliable) Generate(ctx context.Context, req *agenteval.ModelRequest) (*
 		}
 		wait := bo.NextBackOff()
 		if class.retryAfter > 0 {
-			wait = min(class.retryAfter, 5*time.Minute)
+			wait = class.retryAfter
 		}
+		if left := time.Until(deadline); wait >= left {
+			e.Msg += fmt.Sprintf("; gave up: the call budget of %s (--call-budget) would run out before the next attempt", r.cfg.CallBudget)
+			if class.retryAfter > 0 {
+				e.Msg += fmt.Sprintf(", which the server asked to wait %s for", class.retryAfter.Round(time.Millisecond))
+			}
+			return nil, e
+		}
+		waited += wait
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -125,6 +139,14 @@ func (r *reliable) Generate(ctx context.Context, req *agenteval.ModelRequest) (*
 	}
 }
 
+// trimmedErr is an error whose text loses a suffix.
+type trimmedErr struct {
+	err    error
+	suffix string
+}
+
+func (e trimmedErr) Error() string { return strings.TrimSuffix(e.err.Error(), e.suffix) }
+
 // errClass is how the retry loop treats a failed attempt.
 type errClass struct {
 	status     int
@@ -134,7 +156,10 @@ type errClass struct {
 	timedOut   bool
 }
 
-func (r *reliable) attempt(ctx context.Context, req *agenteval.ModelRequest) (*agenteval.ModelResponse, errClass, error) {
+// attempt makes one call, within the per-call timeout and what is left of
+// the call budget. Time spent waiting for the rate limit is added to
+// waited.
+func (r *reliable) attempt(ctx context.Context, req *agenteval.ModelRequest, deadline time.Time, waited *time.Duration) (*agenteval.ModelResponse, errClass, error) {
 	select {
 	case r.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -142,11 +167,14 @@ func (r *reliable) attempt(ctx context.Context, req *agenteval.ModelRequest) (*a
 	}
 	defer func() { <-r.sem }()
 	if r.lim != nil {
-		if err := r.lim.Wait(ctx); err != nil {
+		t0 := time.Now()
+		err := r.lim.Wait(ctx)
+		*waited += time.Since(t0)
+		if err != nil {
 			return nil, errClass{}, err
 		}
 	}
-	actx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	actx, cancel := context.WithTimeout(ctx, min(r.cfg.Timeout, max(time.Until(deadline), time.Millisecond)))
 	defer cancel()
 	actx, ci := withCallInfo(actx)
 	resp, err := r.raw.Generate(actx, req)
@@ -179,8 +207,12 @@ func isConnErr(err error) bool {
 	return errors.As(err, &oe) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// describe explains a failure in one line that says what to do.
+// describe explains a failure in one line that says what to do. The
+// status it names once is trimmed from the adapter's own text.
 func (c errClass) describe(err error, cfg Config) string {
+	if c.status != 0 {
+		err = trimmedErr{err, fmt.Sprintf(" (HTTP %d)", c.status)}
+	}
 	switch {
 	case c.timedOut:
 		return fmt.Sprintf("no answer within %s (the per-call timeout)", cfg.Timeout)

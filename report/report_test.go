@@ -414,3 +414,30 @@ func TestTableShowsHowASimulationEnded(t *testing.T) {
 		t.Errorf("table:\n%s", buf.String())
 	}
 }
+
+// TestSummaryUsageIsTheResults: the totals are the sum of the results'
+// usage (agent, simulated user and judge), not of the judge's scores alone.
+func TestSummaryUsageIsTheResults(t *testing.T) {
+	cost := func(c float64) *float64 { return &c }
+	results := []*agenteval.Result{
+		{TestID: "a", Verdict: agenteval.VerdictPass, Usage: &agenteval.Usage{Calls: 4, InputTokens: 400, OutputTokens: 40, CostUSD: cost(0.004)},
+			Scores: []agenteval.Score{{Name: "turn-1", Verdict: agenteval.VerdictPass, Usage: &agenteval.Usage{Calls: 1, InputTokens: 100, OutputTokens: 10, CostUSD: cost(0.001)}}}},
+		{TestID: "b", Verdict: agenteval.VerdictPass, Usage: &agenteval.Usage{Calls: 2, CachedCalls: 1, InputTokens: 50, OutputTokens: 5, CostUSD: cost(0.0005)},
+			Scores: []agenteval.Score{{Name: "turn-1", Verdict: agenteval.VerdictPass, Usage: &agenteval.Usage{CachedCalls: 1}}}},
+	}
+	var sum Summary
+	var want agenteval.Usage
+	for _, r := range results {
+		sum.Add(r)
+		want.Add(r.Usage)
+	}
+	if sum.Usage.Calls != 6 || sum.Usage.CachedCalls != 1 || sum.Usage.InputTokens != want.InputTokens || *sum.Usage.CostUSD != *want.CostUSD {
+		t.Errorf("summary usage = %+v, want %+v", sum.Usage, want)
+	}
+	if m := sum.Metrics["turn-1"]; m.Usage.Calls != 1 || m.Usage.CachedCalls != 1 {
+		t.Errorf("turn-1's own usage = %+v", m.Usage)
+	}
+	if line := UsageLine(sum.Usage); !strings.Contains(line, "6 model calls (+1 from cache)") || strings.Contains(line, "all cached") {
+		t.Errorf("usage line = %q", line)
+	}
+}

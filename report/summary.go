@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/agenteval/agenteval"
 )
@@ -51,6 +52,9 @@ func (s *Summary) Add(r *agenteval.Result) {
 	}
 	s.passAtK.add(r)
 	s.PassAtK = s.passAtK.summary(s.PassAtK)
+	// A result's usage is everything its test spent: the agent's calls,
+	// the simulated user's and the judge's, in every trial.
+	s.Usage.Add(r.Usage)
 	if s.Metrics == nil {
 		s.Metrics = map[string]*MetricSummary{}
 	}
@@ -61,7 +65,6 @@ func (s *Summary) Add(r *agenteval.Result) {
 			s.Metrics[sc.Name] = m
 		}
 		// Failed judge calls cost tokens too, so usage counts every score.
-		s.Usage.Add(sc.Usage)
 		m.Usage.Add(sc.Usage)
 		switch sc.Verdict {
 		case agenteval.VerdictError:
@@ -108,6 +111,9 @@ func UsageLine(u agenteval.Usage) string {
 		s += fmt.Sprintf(", $%.4f", *u.CostUSD)
 	default:
 		s += ", cost unknown (no price for the model; see --prices)"
+	}
+	if u.Retries > 0 || u.WaitedMS >= 1000 {
+		s += fmt.Sprintf("; %d %s, %s waiting on backoff and rate limits", u.Retries, map[bool]string{true: "retry", false: "retries"}[u.Retries == 1], time.Duration(u.WaitedMS*float64(time.Millisecond)).Round(100*time.Millisecond))
 	}
 	return s
 }

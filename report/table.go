@@ -214,12 +214,12 @@ func (t *tableWriter) Close(sum *Summary) error {
 		parts = append(parts, t.paint(ansiRed, fmt.Sprintf("%d failed", sum.Failed)))
 	}
 	if sum.Errored > 0 {
-		parts = append(parts, t.paint(ansiYellow, fmt.Sprintf("%d errors", sum.Errored)))
+		parts = append(parts, t.paint(ansiYellow, fmt.Sprintf("%d %s", sum.Errored, map[bool]string{true: "error", false: "errors"}[sum.Errored == 1])))
 	}
 	if sum.Skipped > 0 {
 		parts = append(parts, fmt.Sprintf("%d skipped", sum.Skipped))
 	}
-	fmt.Fprintf(t.bw, "\n%d tests: %s\n", sum.Total, strings.Join(parts, ", "))
+	fmt.Fprintf(t.bw, "\n%d %s: %s\n", sum.Total, map[bool]string{true: "test", false: "tests"}[sum.Total == 1], strings.Join(parts, ", "))
 	for _, line := range passAtKLines(sum.PassAtK) {
 		fmt.Fprintf(t.bw, "  %s\n", line)
 	}

@@ -76,7 +76,7 @@ func (r *suiteRunner) runSimulated(ctx context.Context, p *grade.Plan, sess *ses
 		res.Scores = []agenteval.Score{{Name: "simulated_user", Type: "simulated_user", Verdict: agenteval.VerdictError, Weight: 1, Reason: err.Error()}}
 		return r.finishTrial(res, t, threshold, sess.usage, sess.ms, start)
 	}
-	sim := &agenteval.Simulation{Model: user.Name, Messages: []agenteval.SimulatedMessage{}}
+	sim := &agenteval.Simulation{Model: user.Name, Messages: []agenteval.SimulatedMessage{}, TerminatingCondition: t.User.TerminatingCondition}
 	var simUsage agenteval.Usage
 	trackers := startTrackers(p.Extras)
 	limit := t.User.MaxTurns

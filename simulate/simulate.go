@@ -66,6 +66,7 @@ func (u *User) systemPrompt(nonce string) (string, error) {
 		"Instruction": strings.TrimSpace(u.Spec.Instruction),
 		"Persona":     u.Spec.PersonaText(),
 		"Stop":        u.stopMarker(),
+		"Terminating": strings.TrimSpace(u.Spec.TerminatingCondition),
 	})
 }
 

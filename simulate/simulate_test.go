@@ -236,6 +236,34 @@ func TestNextWithoutPersonaOmitsIt(t *testing.T) {
 	}
 }
 
+// TestTerminatingConditionReachesThePrompt: agent_inspect's
+// terminating_condition is the simulated user's stop rule; it is quoted in
+// the system prompt as the condition to end on, in place of our default
+// rule, and without it the default rule stands.
+func TestTerminatingConditionReachesThePrompt(t *testing.T) {
+	cond := "The task is complete if you are transferred to another agent."
+	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "Change your flight.", TerminatingCondition: cond})
+	if _, err := u.Next(context.Background(), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	sys := s.Requests()[0].Messages[0].Text()
+	nonce := nonceOf(t, sys)
+	block := `<terminating_condition id="` + nonce + `">` + cond + `</terminating_condition id="` + nonce + `">`
+	if !strings.Contains(sys, "End the conversation when this condition holds, and not before: "+block) {
+		t.Errorf("the condition is not the quoted stop rule:\n%s", sys)
+	}
+	if strings.Contains(sys, "When your goal is met") {
+		t.Errorf("the default stop rule is still there:\n%s", sys)
+	}
+	u2, s2 := fakeUser(t, agenteval.SimulatedUser{Instruction: "Change your flight."})
+	if _, err := u2.Next(context.Background(), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if sys := s2.Requests()[0].Messages[0].Text(); strings.Contains(sys, "terminating_condition") || !strings.Contains(sys, "When your goal is met") {
+		t.Errorf("without a condition the default rule stands:\n%s", sys)
+	}
+}
+
 func TestNextStopMarker(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -19,7 +19,7 @@ import (
 // its golden file (UPDATE_GOLDEN=1 rewrites it) with the nonce masked.
 func TestPromptKeepsTheAgentInItsBlocks(t *testing.T) {
 	a := attack.Text(attack.WrongNonce)
-	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "You want a table for two at 8pm. " + a, Persona: "Terse. " + a})
+	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "You want a table for two at 8pm. " + a, Persona: "Terse. " + a, TerminatingCondition: "The table is booked. " + a})
 	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Func: func(r *fakellm.Request) fakellm.Reply {
 		if err := fakellm.CheckStructure(r, attack.Canaries...); err != nil {
 			return fakellm.Reply{Status: 422, ErrorMessage: err.Error()}

@@ -239,7 +239,7 @@ tests:
 		t.Errorf("folder of tests: %+v, warnings %v", s.Tests, s.Warnings)
 	}
 	s = load(t, filepath.Join(dir, "data/set.jsonl"), Options{JudgeAvailable: true})
-	if s.Format != "agentv-jsonl" || s.Name != "from-sidecar" || *s.Threshold != 0.5 || s.Tests[0].ID != "j1" || s.Tests[0].Pos.Line != 1 {
+	if s.Schema != SchemaAgentVJSONL || s.Name != "from-sidecar" || *s.Threshold != 0.5 || s.Tests[0].ID != "j1" || s.Tests[0].Pos.Line != 1 {
 		t.Errorf("JSONL with sidecar: %+v", s)
 	}
 	if SniffJSONL([]byte(`{"id": "x", "user_input": [{"type": "human", "content": "hi"}]}`)) != JSONLSamples ||
@@ -286,9 +286,8 @@ tests:
 	if s.Tests[0].Metadata["governance"] == nil {
 		t.Errorf("governance is not in the metadata: %v", s.Tests[0].Metadata)
 	}
-	line := CompatLine(s)
-	if !strings.Contains(line, "ok, 4 tests") || !strings.Contains(line, "1 warnings") || !strings.Contains(line, "3 will be skipped (a skill-trigger grader: 1; custom assertion type word-count: 1; workspace: 1)") {
-		t.Errorf("compat line = %s", line)
+	if line := SkipSummary(s); line != "3 will be skipped (a skill-trigger grader: 1; custom assertion type word-count: 1; workspace: 1)" || len(s.Warnings) != 1 {
+		t.Errorf("skip summary = %s, warnings %v", line, s.Warnings)
 	}
 }
 
@@ -389,7 +388,7 @@ tests:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Format != "promptfoo-style" || !cmp.Equal(s.Matrix, []string{"openai:gpt-4o-mini", "haiku"}) || s.Workers != 2 {
+	if s.Schema != SchemaAgentV5 || !cmp.Equal(s.Matrix, []string{"openai:gpt-4o-mini", "haiku"}) || s.Workers != 2 {
 		t.Errorf("suite = %+v", s)
 	}
 	d := s.Tests[0]

@@ -1,7 +1,9 @@
 // Package suite loads eval files into tests: YAML suites in AgentV's
 // format (every key AgentV's conversation mode uses, so an AgentV suite runs
 // unchanged) plus our additions (targets, judge, simulated user, subgoals,
-// expected tool calls, mock tools), and agent_inspect EvaluationSample JSON.
+// expected tool calls, mock tools), agent_inspect's own files (its
+// dataset schema and EvaluationSample JSON, told apart by content, with its
+// 0-based turns), and the project file's keys (ParseProject).
 //
 // Loading reports every problem at once, each as path:line:col with what is
 // wrong and what to write instead; unknown keys get a "did you mean".

@@ -64,51 +64,32 @@ func SniffJSONL(data []byte) string {
 	return JSONLSamples
 }
 
-// CompatLine is validate's one line for a loaded file: what it was read
-// as, its tests, its warnings, and the tests that will be skipped and
-// why.
-func CompatLine(s *Suite) string {
-	turns, simulated, skipped := 0, 0, 0
+// SkipSummary says how many of a suite's tests will be skipped, and why:
+// "2 will be skipped (workspace: 1; a skill-trigger grader: 1)", or "".
+func SkipSummary(s *Suite) string {
+	skipped := 0
 	why := map[string]int{}
 	for _, t := range s.Tests {
-		turns += len(t.Turns)
-		if t.User != nil {
-			simulated++
+		if t.Skip == "" {
+			continue
 		}
-		if t.Skip != "" {
-			skipped++
-			for _, r := range strings.Split(t.Skip, "; ") {
-				why[shortReason(r)]++
-			}
+		skipped++
+		for _, r := range strings.Split(t.Skip, "; ") {
+			why[shortReason(r)]++
 		}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: ok, %d tests (%d conversation turns", s.File, len(s.Tests), turns)
-	if simulated > 0 {
-		fmt.Fprintf(&b, ", %d simulated", simulated)
+	if skipped == 0 {
+		return ""
 	}
-	b.WriteString(")")
-	switch s.Format {
-	case "promptfoo-style":
-		b.WriteString(", read as AgentV v5 keys")
-	case "agentv-jsonl":
-		b.WriteString(", read as AgentV tests (JSONL)")
+	var rs []string
+	for r := range why {
+		rs = append(rs, r)
 	}
-	if n := len(s.Warnings); n > 0 {
-		fmt.Fprintf(&b, ", %d warnings", n)
+	sort.Strings(rs)
+	for i, r := range rs {
+		rs[i] = fmt.Sprintf("%s: %d", r, why[r])
 	}
-	if skipped > 0 {
-		var rs []string
-		for r := range why {
-			rs = append(rs, r)
-		}
-		sort.Strings(rs)
-		for i, r := range rs {
-			rs[i] = fmt.Sprintf("%s: %d", r, why[r])
-		}
-		fmt.Fprintf(&b, ", %d will be skipped (%s)", skipped, strings.Join(rs, "; "))
-	}
-	return b.String()
+	return fmt.Sprintf("%d will be skipped (%s)", skipped, strings.Join(rs, "; "))
 }
 
 // shortReason is a skip reason's feature, without its explanation.
@@ -126,7 +107,7 @@ func shortReason(r string) string {
 // reference, its graders, its targets, and why it will be skipped, so that
 // the mapping from either spelling of the file is there to see.
 func Explain(w io.Writer, s *Suite) {
-	fmt.Fprintf(w, "%s (%s)\n", s.File, s.Format)
+	fmt.Fprintf(w, "%s (%s)\n", s.File, s.Schema)
 	if s.Name != "" {
 		fmt.Fprintf(w, "  suite: %s\n", s.Name)
 	}

@@ -1,14 +1,87 @@
 package suite
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/agenteval/agenteval"
 	"go.yaml.in/yaml/v4"
 )
+
+// The schemas a file is read in; Suite.Schema names the one used.
+const (
+	SchemaYAML           = "agenteval YAML suite"
+	SchemaInspectSample  = "agent_inspect EvaluationSample JSON"
+	SchemaInspectDataset = "agent_inspect dataset JSON (input, metadata)"
+)
+
+// InspectSchema says, from its content, which agent_inspect schema JSON
+// data is written in: SchemaInspectDataset for the dataset schema of its
+// README (samples with input and metadata), SchemaInspectSample for
+// EvaluationSample JSON (sub_goals, user_instruction, conversation,
+// expected_tool_calls, as dataclasses.asdict writes it), or "" for anything
+// else (a Ragas or OpenAI-messages dataset, YAML). It looks at the keys of
+// the first sample.
+func InspectSchema(data []byte) string {
+	keys, ok := firstObjectKeys(data)
+	if !ok {
+		// Not valid JSON: decide by the text, so that the reader can say
+		// where the syntax error is.
+		switch {
+		case bytes.Contains(data, []byte(`"metadata"`)) && bytes.Contains(data, []byte(`"input"`)):
+			return SchemaInspectDataset
+		case bytes.Contains(data, []byte(`"sub_goals"`)) || bytes.Contains(data, []byte(`"user_instruction"`)):
+			return SchemaInspectSample
+		}
+		return ""
+	}
+	if keys["user_input"] || keys["messages"] {
+		return "" // Ragas or OpenAI messages
+	}
+	if keys["input"] && keys["metadata"] {
+		return SchemaInspectDataset
+	}
+	for _, k := range inspectKeys {
+		if k != "id" && keys[k] {
+			return SchemaInspectSample
+		}
+	}
+	return ""
+}
+
+// firstObjectKeys returns the keys of data's top-level object, or of the
+// first element of its top-level array.
+func firstObjectKeys(data []byte) (map[string]bool, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, false
+	}
+	var obj map[string]json.RawMessage
+	switch tok {
+	case json.Delim('['):
+		if !dec.More() {
+			return nil, false
+		}
+		if dec.Decode(&obj) != nil {
+			return nil, false
+		}
+	case json.Delim('{'):
+		if json.Unmarshal(data, &obj) != nil {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	keys := make(map[string]bool, len(obj))
+	for k := range obj {
+		keys[k] = true
+	}
+	return keys, true
+}
 
 // inspect reads agent_inspect EvaluationSample JSON: one sample or a list.
 // JSON is YAML, so the YAML parser gives every value its line and column.
@@ -19,20 +92,32 @@ import (
 //     (with both, the scripted conversation runs and the instruction only
 //     describes the test);
 //   - sub_goals become the subgoals grader, and expected_tool_calls the
-//     expected_tool_calls grader, their turn given by the turn_id of the
-//     conversation entry.
+//     expected_tool_calls grader with agent_inspect's semantics. A turn is
+//     0-based, as agent_inspect's metrics count it (turn == index of the
+//     turn), so turn 0 is the first turn.
 func (d *decoder) inspect(data []byte) *Suite {
+	return d.inspectItems(data, SchemaInspectSample, d.inspectSample)
+}
+
+// inspectItems reads a JSON document of one sample or a list of them, each
+// with read.
+func (d *decoder) inspectItems(data []byte, schema string, read func(*yaml.Node, int) *agenteval.Test) *Suite {
+	d.literal = true
 	root, ok := d.parse(data, "JSON")
 	if !ok {
 		return nil
 	}
-	s := &Suite{File: d.file, Name: strings.TrimSuffix(filepath.Base(d.file), filepath.Ext(d.file))}
+	s := &Suite{File: d.file, Name: strings.TrimSuffix(filepath.Base(d.file), filepath.Ext(d.file)), Schema: schema}
 	items := []*yaml.Node{root}
 	if root != nil && root.Kind == yaml.SequenceNode {
 		items = root.Content
 	}
+	if len(items) == 0 || (len(items) == 1 && isNull(items[0])) {
+		d.errs = append(d.errs, &agenteval.PosError{File: d.file, Line: 1, Col: 1, Msg: "the file holds no samples; give a JSON list of samples"})
+		return s
+	}
 	for i, item := range items {
-		if t := d.inspectSample(item, i); t != nil {
+		if t := read(item, i); t != nil {
 			t.Suite = s.Name
 			s.Tests = append(s.Tests, *t)
 		}
@@ -48,9 +133,8 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 		d.fail(n, "sample %d must be a JSON object (an agent_inspect EvaluationSample), not %s", index+1, kindName(n))
 		return nil
 	}
-	t := &agenteval.Test{Pos: d.pos(rn), ID: fmt.Sprintf("sample-%d", index+1)}
+	t := &agenteval.Test{Pos: d.pos(rn), ID: fmt.Sprintf("sample-%d", index+1), Semantics: agenteval.SemanticsAgentInspect}
 	var calls []*yaml.Node
-	turnIndex := map[string]int{}
 	// The keys, under the names the shared rules use, for positions.
 	at := map[string]*yaml.Node{}
 	for _, f := range d.fields(rn, "an EvaluationSample", inspectKeys) {
@@ -68,7 +152,7 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 				t.ID = id
 			}
 		case "sub_goals":
-			t.Subgoals = d.subgoals(f.value)
+			t.Subgoals = d.inspectSubgoals(f.value)
 		case "user_instruction":
 			if u := d.str(f.value, "user_instruction"); u != "" {
 				t.User = &agenteval.SimulatedUser{Instruction: u}
@@ -84,11 +168,11 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 			}
 			for i, item := range cn.Content {
 				tr := agenteval.Turn{Pos: d.pos(item)}
-				id := strconv.Itoa(i + 1)
 				for _, cf := range d.fields(item, "a conversation entry", []string{"turn_id", "message", "expected_response"}) {
 					switch cf.key {
 					case "turn_id":
-						id = d.str(cf.value, "turn_id")
+						// agent_inspect's metrics go by the entry's place in
+						// the list, not by its turn_id.
 					case "message":
 						tr.Input = agenteval.Conversation{{Role: agenteval.RoleUser, Content: d.str(cf.value, "message")}}
 					case "expected_response":
@@ -98,7 +182,6 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 				if !hasContent(tr.Input) {
 					d.fail(item, "conversation entry %d has no message", i+1)
 				}
-				turnIndex[id] = len(t.Turns) + 1
 				t.Turns = append(t.Turns, tr)
 			}
 		case "expected_tool_calls":
@@ -109,48 +192,45 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 			}
 		}
 	}
-	if len(t.Turns) > 0 {
-		// A scripted conversation runs as it is written; the user
-		// instruction then only describes it.
-		t.Mode = agenteval.ModeConversation
-		if t.User != nil {
-			if t.Description == "" {
-				t.Description = t.User.Instruction
-			}
-			// The subgoal judge is told the user's task, as agent_inspect's is.
-			t.Metadata = map[string]any{"user_instruction": t.User.Instruction}
-		}
-		t.User = nil
-	} else if t.User != nil {
-		t.Mode = agenteval.ModeConversation
-	}
+	d.inspectMode(t)
 	if len(t.Turns) == 0 && t.User == nil {
 		d.fail(rn, "sample %q has neither conversation nor user_instruction; give one of them", t.ID)
 	}
-	ids := turnIndex
-	if len(t.Turns) == 0 {
-		ids = nil // simulated: turns are numbered 1, 2, ...
-	}
 	for _, c := range calls {
-		if call, ok := d.expectedCall(c, ids); ok {
+		if call, ok := d.expectedCall(c, true); ok {
 			t.ExpectedToolCalls = append(t.ExpectedToolCalls, call)
 		}
 	}
 	if t.User != nil {
 		d.checkSimulated(t, at)
 	}
-	for i := range t.Subgoals {
-		turn := t.Subgoals[i].Turn
-		if turn == 0 || ids == nil {
-			continue
-		}
-		// A subgoal's turn names a turn_id.
-		k, ok := ids[strconv.Itoa(turn)]
-		if !ok {
-			d.fail(rn, "sub_goals[%d] names turn %d, which is not a turn_id of this sample's conversation", i, turn)
-			continue
-		}
-		t.Subgoals[i].Turn = k
-	}
 	return t
+}
+
+// inspectMode makes a sample a conversation: its scripted turns run as
+// written, and the user instruction then only describes the test (the
+// subgoal judge is told it, as agent_inspect's is); without turns, the
+// instruction drives a simulated user.
+func (d *decoder) inspectMode(t *agenteval.Test) {
+	switch {
+	case len(t.Turns) > 0:
+		t.Mode = agenteval.ModeConversation
+		if t.User != nil {
+			if t.Description == "" {
+				t.Description = t.User.Instruction
+			}
+			if t.Metadata == nil {
+				t.Metadata = map[string]any{}
+			}
+			t.Metadata["user_instruction"] = t.User.Instruction
+		}
+		t.User = nil
+	case t.User != nil:
+		t.Mode = agenteval.ModeConversation
+	}
+}
+
+// inspectSubgoals reads agent_inspect subgoals, whose turn is 0-based.
+func (d *decoder) inspectSubgoals(n *yaml.Node) []agenteval.Subgoal {
+	return d.subgoalList(n, true)
 }

@@ -22,6 +22,9 @@ type decoder struct {
 	*problems
 	// env looks up environment variables; os.LookupEnv outside tests.
 	env func(string) (string, bool)
+	// literal turns interpolation off: agent_inspect files are data, and
+	// a "$" in a task description is just a dollar sign.
+	literal bool
 	// root is the eval file, where relative paths start, when this
 	// decoder reads another file for it.
 	root string
@@ -216,7 +219,7 @@ var envRef = regexp.MustCompile(`\$\$|\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\
 // AgentV has it (an error under Options.Strict), so that validating a file
 // never needs its secrets.
 func (d *decoder) interpolate(n *yaml.Node, s string) string {
-	if !strings.Contains(s, "$") && !strings.Contains(s, "env.") {
+	if d.literal || !strings.Contains(s, "$") && !strings.Contains(s, "env.") {
 		return s
 	}
 	return envRef.ReplaceAllStringFunc(s, func(m string) string {

@@ -13,7 +13,7 @@ import (
 // three model calls a turn.
 const maxSimulatedTurns = 200
 
-var userKeys = []string{"instruction", "persona", "initial_message", "max_turns", "stop", "model", "temperature", "stop_on_success"}
+var userKeys = []string{"instruction", "persona", "initial_message", "max_turns", "stop", "model", "temperature", "stop_on_success", "terminating_condition"}
 
 // user reads a simulated user: a string (its instruction) or a mapping.
 func (d *decoder) user(n *yaml.Node) *agenteval.SimulatedUser {
@@ -61,6 +61,11 @@ func (d *decoder) user(n *yaml.Node) *agenteval.SimulatedUser {
 				}
 			case "stop_on_success":
 				u.StopOnSuccess, _ = d.boolean(f.value, "user.stop_on_success")
+			case "terminating_condition":
+				u.TerminatingCondition = strings.TrimSpace(d.text(f.value, "user.terminating_condition"))
+				if u.TerminatingCondition == "" {
+					d.fail(f.value, "user.terminating_condition is empty; say when the user should end the conversation, or leave it out")
+				}
 			}
 		}
 	}
@@ -136,24 +141,46 @@ func (d *decoder) checkSimulated(t *agenteval.Test, at map[string]*yaml.Node) {
 			limit = agenteval.DefaultMaxTurns
 		}
 	}
+	// agent_inspect's files count turns from 0: messages show their
+	// numbers.
+	zero := t.Semantics != agenteval.SemanticsAgentEval
+	shown := func(turn int) int {
+		if zero {
+			return turn - 1
+		}
+		return turn
+	}
 	for i, sg := range t.Subgoals {
 		if sg.Turn < 0 || (limit > 0 && sg.Turn > limit) {
+			if zero {
+				d.fail(at["subgoals"], "subgoal %d has turn %d; agent_inspect counts turns from 0, so it must be from 0 to %d", i+1, shown(sg.Turn), max(limit, 1)-1)
+				continue
+			}
 			d.fail(at["subgoals"], "subgoal %d has turn %d; it must be a turn number from 1 to %d", i+1, sg.Turn, max(limit, 1))
 		}
 	}
 	for i, c := range t.ExpectedToolCalls {
 		if limit > 0 && c.Turn > limit {
-			n := at["expected_tool_calls"]
+			msg := fmt.Sprintf("expected tool call %d has turn %d, but the conversation has at most %s", i+1, c.Turn, turnsText(limit))
+			if zero {
+				msg = fmt.Sprintf("expected tool call %d has turn %d, but the conversation has at most %s (agent_inspect counts them from 0, so 0 to %d)", i+1, shown(c.Turn), turnsText(limit), limit-1)
+			}
 			if c.Pos.Line > 0 {
-				d.errs = append(d.errs, c.Pos.Errorf(fmt.Sprintf("expected tool call %d has turn %d, but the conversation has at most %s", i+1, c.Turn, turnsText(limit))))
+				d.errs = append(d.errs, c.Pos.Errorf(msg))
 				continue
 			}
-			d.fail(n, "expected tool call %d has turn %d, but the conversation has at most %s", i+1, c.Turn, turnsText(limit))
+			d.fail(at["expected_tool_calls"], "%s", msg)
 		}
 	}
 }
 
 func (d *decoder) subgoals(n *yaml.Node) []agenteval.Subgoal {
+	return d.subgoalList(n, false)
+}
+
+// subgoalList reads subgoals; zeroBased reads agent_inspect's turns, which
+// count from 0.
+func (d *decoder) subgoalList(n *yaml.Node, zeroBased bool) []agenteval.Subgoal {
 	rn := resolve(n)
 	if rn == nil || rn.Kind != yaml.SequenceNode {
 		d.fail(n, "subgoals must be a list of milestones (text, or {details, type, turn}), not %s", kindName(n))
@@ -181,16 +208,9 @@ func (d *decoder) subgoals(n *yaml.Node) []agenteval.Subgoal {
 			case "type":
 				sg.Type = d.str(f.value, "type")
 			case "turn":
-				turn := d.str(f.value, "turn")
-				if anyTurn(turn) {
-					continue
+				if k, ok := d.turn(f.value, "a subgoal's turn", zeroBased); ok {
+					sg.Turn = k
 				}
-				k, err := strconv.Atoi(turn)
-				if err != nil || k < 1 {
-					d.fail(f.value, "a subgoal's turn must be a turn number (1 or more), or all; not %q", turn)
-					continue
-				}
-				sg.Turn = k
 			}
 		}
 		if strings.TrimSpace(sg.Details) == "" {
@@ -218,7 +238,7 @@ func (d *decoder) expectedCalls(n *yaml.Node) []agenteval.ExpectedCall {
 	}
 	var out []agenteval.ExpectedCall
 	for _, item := range rn.Content {
-		if c, ok := d.expectedCall(item, nil); ok {
+		if c, ok := d.expectedCall(item, false); ok {
 			out = append(out, c)
 		}
 	}
@@ -227,12 +247,34 @@ func (d *decoder) expectedCalls(n *yaml.Node) []agenteval.ExpectedCall {
 
 var expectedCallKeys = []string{"tool", "turn", "args", "parameters", "expected_parameters", "output", "expected_output"}
 
-// expectedCall reads one expected call. turnIDs, when set, maps an
-// agent_inspect turn_id to its turn number.
-func (d *decoder) expectedCall(n *yaml.Node, turnIDs map[string]int) (agenteval.ExpectedCall, bool) {
+// turn reads a turn scope: all (or any, *, null) for none, else a turn
+// number. zeroBased reads agent_inspect's, which counts from 0 (its metrics
+// compare turn == index); the result counts from 1 either way, 0 meaning
+// no scope.
+func (d *decoder) turn(n *yaml.Node, what string, zeroBased bool) (int, bool) {
+	s := d.str(n, what)
+	if anyTurn(s) {
+		return 0, true
+	}
+	k, err := strconv.Atoi(strings.TrimSpace(s))
+	switch {
+	case zeroBased && (err != nil || k < 0):
+		d.fail(n, "%s must be a turn index (0 is the first turn, as agent_inspect counts), or all; not %q", what, s)
+		return 0, false
+	case zeroBased:
+		return k + 1, true
+	case err != nil || k < 1:
+		d.fail(n, "%s must be a turn number (1 or more), or all; not %q", what, s)
+		return 0, false
+	}
+	return k, true
+}
+
+// expectedCall reads one expected call. zeroBased reads agent_inspect's
+// turns, which count from 0.
+func (d *decoder) expectedCall(n *yaml.Node, zeroBased bool) (agenteval.ExpectedCall, bool) {
 	call := agenteval.ExpectedCall{Pos: d.pos(resolve(n))}
 	args := map[string]any{}
-	turn := ""
 	for _, f := range d.fields(n, "an expected tool call", expectedCallKeys) {
 		if isNull(f.value) && f.key != "tool" {
 			continue // agent_inspect writes unset fields as null
@@ -241,26 +283,9 @@ func (d *decoder) expectedCall(n *yaml.Node, turnIDs map[string]int) (agenteval.
 		case "tool":
 			call.Tool = d.str(f.value, "tool")
 		case "turn":
-			turn = d.str(f.value, "turn")
-			if anyTurn(turn) {
-				turn = ""
-				continue
-			}
-			if turnIDs != nil {
-				k, ok := turnIDs[turn]
-				if !ok {
-					d.fail(f.value, "expected tool call names turn %s, which is not a turn_id of this sample's conversation", turn)
-					continue
-				}
+			if k, ok := d.turn(f.value, "an expected call's turn", zeroBased); ok {
 				call.Turn = k
-				continue
 			}
-			k, err := strconv.Atoi(turn)
-			if err != nil || k < 1 {
-				d.fail(f.value, "an expected call's turn must be a turn number (1 or more), not %q", turn)
-				continue
-			}
-			call.Turn = k
 		case "args", "parameters":
 			for _, a := range d.fields(f.value, f.key, nil) {
 				if m := d.paramMatcher(a.value, a.key); m != nil {

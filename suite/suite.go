@@ -1,21 +1,25 @@
 package suite
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/bytesize"
 	"go.yaml.in/yaml/v4"
 )
 
 // Suite is a loaded eval file.
 type Suite struct {
-	File        string
+	File string
+	// Schema names what the file was read as: SchemaYAML, SchemaAgentV5,
+	// SchemaAgentVJSONL, SchemaInspectSample or SchemaInspectDataset.
+	Schema      string
 	Name        string
 	Description string
 	Tests       []agenteval.Test
@@ -36,10 +40,6 @@ type Suite struct {
 	// Tags and Version are the file's metadata; run --tag selects by tag.
 	Tags    []string
 	Version string
-	// Format says what the file was read as: "agenteval" (YAML, AgentV's
-	// v4 keys and ours), "promptfoo-style" (AgentV v5 keys), "agentv-jsonl",
-	// or "agent_inspect".
-	Format string
 	// Warnings are problems that do not stop the file: unknown keys,
 	// unset environment variables, features that are ignored here, each
 	// at its position. Options.Strict makes them errors.
@@ -79,7 +79,10 @@ type TargetSpec struct {
 	// AgentV coding agent such as codex or claude); choosing it is an
 	// error for this target only.
 	Unsupported string
-	Pos         agenteval.Pos
+	// BaseDir is where the target's relative paths start; "" means the
+	// eval file's directory. A project file's targets start at its own.
+	BaseDir string
+	Pos     agenteval.Pos
 	// alias names the target this one stands for (use_target).
 	alias string
 }
@@ -130,13 +133,30 @@ type Options struct {
 	Strict bool
 	// Env looks up environment variables; nil means the process environment.
 	Env func(string) (string, bool)
+	// NoExec refuses what would run a program: script graders and command
+	// targets (--no-exec).
+	NoExec bool
+	// MaxFileBytes bounds the eval file, which is read whole; 0 means
+	// DefaultMaxFileBytes, a negative number no limit.
+	MaxFileBytes int64
 }
+
+// DefaultMaxFileBytes bounds an eval file: it is parsed whole, and its
+// node tree is several times its size.
+const DefaultMaxFileBytes = 64 << 20
 
 // Load reads and validates an eval file: YAML (AgentV's v4 and v5 keys,
 // and ours), AgentV's JSONL (one test per line, with an optional sidecar
 // YAML), or agent_inspect JSON. The error, when not nil, joins every
 // problem found, each a *agenteval.PosError.
 func Load(path string, opt Options) (*Suite, error) {
+	limit := opt.MaxFileBytes
+	if limit == 0 {
+		limit = DefaultMaxFileBytes
+	}
+	if st, err := os.Stat(path); err == nil && limit > 0 && st.Size() > limit {
+		return nil, &agenteval.PosError{File: path, Msg: fmt.Sprintf("the eval file is %s, over the %s limit for one file; raise it with --max-file-size, or split it into several files", bytesize.Format(st.Size()), bytesize.Format(limit))}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read eval file: %w", err)
@@ -153,12 +173,16 @@ func Parse(path string, data []byte, opt Options) (*Suite, error) {
 	}
 	d := &decoder{file: path, env: env, problems: &problems{}}
 	var s *Suite
-	switch ext := strings.ToLower(filepath.Ext(path)); {
-	case ext == ".json" && looksLikeInspect(data):
+	schema := ""
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".yaml" && ext != ".yml" && ext != ".jsonl" {
+		schema = InspectSchema(data)
+	}
+	switch {
+	case schema == SchemaInspectSample:
 		s = d.inspect(data)
-		if s != nil {
-			s.Format = "agent_inspect"
-		}
+	case schema == SchemaInspectDataset:
+		s = d.inspectDataset(data)
 	case ext == ".jsonl":
 		d.lenient = true
 		s = d.jsonlSuite(data)
@@ -191,23 +215,58 @@ func Parse(path string, data []byte, opt Options) (*Suite, error) {
 // parse reads data (YAML, or JSON, which is YAML) into a node tree; a
 // syntax error is recorded at its position, as not valid <lang>.
 func (d *decoder) parse(data []byte, lang string) (*yaml.Node, bool) {
+	if !d.checkText(data) {
+		return nil, false
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		var le *yaml.LoadError
 		if errors.As(err, &le) {
-			d.errs = append(d.errs, &agenteval.PosError{File: d.file, Line: le.Mark.Line, Col: le.Mark.Column, Msg: "not valid " + lang + ": " + le.Message})
+			msg := le.Message
+			if strings.Contains(msg, "exceeded max depth") {
+				msg = "it nests deeper than 10,000 levels; no eval file needs that many, so this one is probably generated wrong"
+			}
+			d.errs = append(d.errs, &agenteval.PosError{File: d.file, Line: le.Mark.Line, Col: le.Mark.Column, Msg: "not valid " + lang + ": " + msg})
 		} else {
 			d.errs = append(d.errs, &agenteval.PosError{File: d.file, Msg: "not valid " + lang + ": " + err.Error()})
 		}
 		return nil, false
 	}
+	if doc.Kind == 0 {
+		return nil, true // an empty file, or only comments
+	}
+	if !d.checkAliases(&doc) {
+		return nil, false
+	}
 	return resolve(&doc), true
 }
 
-// IsInspect reports whether JSON data looks like agent_inspect samples
-// rather than a dataset.
-func IsInspect(data []byte) bool { return looksLikeInspect(data) }
-
-func looksLikeInspect(data []byte) bool {
-	return bytes.Contains(data, []byte(`"sub_goals"`)) || bytes.Contains(data, []byte(`"conversation"`)) || bytes.Contains(data, []byte(`"user_instruction"`))
+// checkText reports, at its line and column, the first byte that cannot be
+// in a text file: invalid UTF-8, or a control character.
+func (d *decoder) checkText(data []byte) bool {
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			d.errs = append(d.errs, &agenteval.PosError{File: d.file, Line: line, Col: col,
+				Msg: fmt.Sprintf("byte 0x%02X is not valid UTF-8; save the eval file as UTF-8", data[i])})
+			return false
+		case r < 0x20 && r != '\n' && r != '\r' && r != '\t', r == 0x7F:
+			d.errs = append(d.errs, &agenteval.PosError{File: d.file, Line: line, Col: col,
+				Msg: fmt.Sprintf("control character 0x%02X; an eval file is text (is this a binary file?)", r)})
+			return false
+		case r == '\n':
+			line, col = line+1, 1
+		case i == 0 && r == '\uFEFF': // a byte-order mark
+		default:
+			col++
+		}
+		i += n
+	}
+	return true
 }
+
+// IsInspect reports whether JSON data is agent_inspect samples (either
+// schema) rather than a dataset.
+func IsInspect(data []byte) bool { return InspectSchema(data) != "" }

@@ -398,7 +398,7 @@ func TestTurnScopesAreChecked(t *testing.T) {
 	_, err := Parse("s.json", []byte(`{"id": 1, "user_instruction": "Find a lamp.",
  "sub_goals": [{"details": "It searches", "turn": 11}],
  "expected_tool_calls": [{"tool": "search", "turn": 12}]}`), Options{JudgeAvailable: true})
-	for _, want := range []string{`s.json:2:2: subgoal 1 has turn 11; it must be a turn number from 1 to 10`, "s.json:3:26: expected tool call 1 has turn 12, but the conversation has at most 10 turns"} {
+	for _, want := range []string{`s.json:2:2: subgoal 1 has turn 11; agent_inspect counts turns from 0, so it must be from 0 to 9`, "s.json:3:26: expected tool call 1 has turn 12, but the conversation has at most 10 turns (agent_inspect counts them from 0, so 0 to 9)"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("agent_inspect: error %v lacks %q", err, want)
 		}

@@ -36,6 +36,9 @@ func (d *decoder) validate(s *Suite, opt Options) {
 		}
 	}
 	d.checkCycles(s.Tests)
+	if opt.NoExec {
+		d.refuseExec(s)
+	}
 	haveJudge := opt.JudgeAvailable || s.Judge != nil
 	judgeWarned := false
 	dir := filepath.Dir(s.File)
@@ -63,6 +66,29 @@ func (d *decoder) validate(s *Suite, opt Options) {
 			} else {
 				d.errs = append(d.errs, t.Pos.Errorf(msg))
 			}
+		}
+	}
+}
+
+// refuseExec reports everything in the file that would run a program.
+func (d *decoder) refuseExec(s *Suite) {
+	const why = "refused under --no-exec, which runs no program an eval file names; review the file, then run it without --no-exec"
+	for _, ts := range s.Targets {
+		if len(ts.Command) > 0 {
+			d.errs = append(d.errs, ts.Pos.Errorf(fmt.Sprintf("target %q runs %s: %s", ts.Name, ts.Command[0], why)))
+		}
+	}
+	check := func(list []agenteval.AssertionSpec) {
+		for _, a := range list {
+			if def, _, ok := grade.Find(grade.All(), a.Type); ok && def == grade.Script {
+				d.errs = append(d.errs, a.Pos.Errorf("a "+a.Type+" assertion runs a program: "+why))
+			}
+		}
+	}
+	for _, t := range s.Tests {
+		check(t.Assertions)
+		for _, tr := range t.Turns {
+			check(tr.Assertions)
 		}
 	}
 }

@@ -21,6 +21,12 @@ var suiteKeys = []string{
 	"environment", "env", "extensions", "scenarios",
 }
 
+// What an eval file in AgentV's formats is read as (Suite.Schema).
+const (
+	SchemaAgentV5     = "AgentV v5 YAML (promptfoo-style keys)"
+	SchemaAgentVJSONL = "AgentV JSONL tests"
+)
+
 // promptfooKeys mark a file written in AgentV v5's promptfoo-style keys.
 var promptfooKeys = []string{"prompts", "providers", "default_test", "defaultTest", "evaluate_options", "assert", "scenarios", "environment", "extensions"}
 
@@ -49,7 +55,11 @@ type suiteCtx struct {
 }
 
 func (d *decoder) yamlSuite(data []byte) *Suite {
-	root, ok := d.parse(data, "YAML")
+	lang := "YAML"
+	if strings.EqualFold(filepath.Ext(d.file), ".json") {
+		lang = "JSON"
+	}
+	root, ok := d.parse(data, lang)
 	if !ok {
 		return nil
 	}
@@ -64,9 +74,9 @@ func (d *decoder) yamlSuite(data []byte) *Suite {
 // JSONL file's sidecar, which hd reads), then its tests: from its tests
 // key, or the given items (a JSONL file's lines).
 func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suite {
-	s := &Suite{File: d.file, Format: "agenteval"}
+	s := &Suite{File: d.file, Schema: SchemaYAML}
 	if jsonl {
-		s.Format = "agentv-jsonl"
+		s.Schema = SchemaAgentVJSONL
 	}
 	if root == nil {
 		root = &yaml.Node{Kind: yaml.MappingNode, Line: 1, Column: 1}
@@ -76,7 +86,9 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 		for i := 0; i+1 < len(root.Content); i += 2 {
 			if contains(promptfooKeys, root.Content[i].Value) {
 				sc.promptfoo = true
-				s.Format = "promptfoo-style"
+				if !jsonl {
+					s.Schema = SchemaAgentV5
+				}
 			}
 		}
 	}

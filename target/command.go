@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/proc"
 	"github.com/agenteval/agenteval/internal/redact"
 )
 
@@ -30,10 +31,10 @@ type CommandAgent struct {
 	Timeout time.Duration
 
 	mu    sync.Mutex
-	procs map[string]*proc
+	procs map[string]*child
 }
 
-type proc struct {
+type child struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	out    *bufio.Reader
@@ -65,11 +66,11 @@ func (t *tailBuffer) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
-func (a *CommandAgent) start(id string) (*proc, error) {
+func (a *CommandAgent) start(id string) (*child, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.procs == nil {
-		a.procs = map[string]*proc{}
+		a.procs = map[string]*child{}
 	}
 	if p, ok := a.procs[id]; ok {
 		return p, nil
@@ -77,7 +78,12 @@ func (a *CommandAgent) start(id string) (*proc, error) {
 	if len(a.Argv) == 0 {
 		return nil, fmt.Errorf("command target has no command")
 	}
-	cmd := exec.Command(a.Argv[0], a.Argv[1:]...)
+	// The process lives as long as the conversation, not one call; Close
+	// and kill end it.
+	cmd, err := proc.Command(context.Background(), a.Argv)
+	if err != nil {
+		return nil, err
+	}
 	cmd.Dir = a.Dir
 	cmd.Env = os.Environ()
 	for k, v := range a.Env {
@@ -86,13 +92,8 @@ func (a *CommandAgent) start(id string) (*proc, error) {
 			redact.Add(v)
 		}
 	}
-	p := &proc{cmd: cmd, stderr: &tailBuffer{}, done: make(chan struct{})}
+	p := &child{cmd: cmd, stderr: &tailBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
-	ownGroup(cmd)
-	// A child the agent started may hold its stderr open after the agent
-	// exits; do not wait on it for long.
-	cmd.WaitDelay = 2 * time.Second
-	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -171,7 +172,7 @@ func (a *CommandAgent) Respond(ctx context.Context, req *agenteval.AgentRequest)
 
 // failure describes a broken agent process, with its exit status and the
 // end of its stderr.
-func (a *CommandAgent) failure(p *proc, what string) error {
+func (a *CommandAgent) failure(p *child, what string) error {
 	msg := fmt.Sprintf("command %s: %s", a.name(), what)
 	select {
 	case <-p.done:
@@ -203,7 +204,7 @@ func (a *CommandAgent) kill(id string) {
 	delete(a.procs, id)
 	a.mu.Unlock()
 	if p != nil {
-		killGroup(p.cmd)
+		proc.Kill(p.cmd)
 	}
 }
 
@@ -224,7 +225,7 @@ func (a *CommandAgent) CloseConversation(id string) error {
 	}
 	// Kill what is left: the agent if it did not exit, and anything it
 	// started and left running.
-	killGroup(p.cmd)
+	proc.Kill(p.cmd)
 	<-p.done
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/redact"
+	"github.com/agenteval/agenteval/suite"
 )
 
 // HTTPAgent POSTs each turn to an endpoint: {conversation_id, turn,
@@ -28,16 +29,20 @@ type HTTPAgent struct {
 }
 
 // noteSecrets registers the credentials in the target's configuration,
-// so that no error or result shows them: headers whose names say they hold
-// a secret (Authorization, X-Api-Key, ...), a password in the URL, and
-// query parameters named like keys or tokens.
-func (a *HTTPAgent) noteSecrets() {
-	for k, v := range a.Headers {
+// so that no error or result shows them.
+func (a *HTTPAgent) noteSecrets() { noteHTTPSecrets(a.URL, a.Headers) }
+
+// noteHTTPSecrets registers headers whose names say they hold a secret
+// (Authorization, X-Api-Key, ...), a password in the URL, and query
+// parameters named like keys or tokens. (Short ones, which Add skips, are
+// still hidden wherever they show in a URL.)
+func noteHTTPSecrets(rawURL string, headers map[string]string) {
+	for k, v := range headers {
 		if redact.SecretName(k) {
 			redact.Add(v)
 		}
 	}
-	u, err := url.Parse(a.URL)
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		return
 	}
@@ -45,8 +50,24 @@ func (a *HTTPAgent) noteSecrets() {
 		redact.Add(pw)
 	}
 	for k, vs := range u.Query() {
-		if redact.SecretName(k) {
+		if redact.CredentialParam(k) {
 			for _, v := range vs {
+				redact.Add(v)
+			}
+		}
+	}
+}
+
+// NoteSecrets registers the credentials of every target of a suite, not
+// only the one that runs: a command target inherits the whole environment,
+// and an agent may echo what it was given.
+func NoteSecrets(s *suite.Suite) {
+	for _, t := range s.Targets {
+		if t.HTTP != nil {
+			noteHTTPSecrets(t.HTTP.URL, t.HTTP.Headers)
+		}
+		for k, v := range t.Env {
+			if redact.SecretName(k) {
 				redact.Add(v)
 			}
 		}
@@ -74,6 +95,9 @@ func (a *HTTPAgent) Respond(ctx context.Context, req *agenteval.AgentRequest) (*
 	hr.Header.Set("Accept", "application/json")
 	for k, v := range a.Headers {
 		hr.Header.Set(k, v)
+	}
+	if req.TraceParent != "" {
+		hr.Header.Set("traceparent", req.TraceParent)
 	}
 	client := a.Client
 	if client == nil {

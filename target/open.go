@@ -20,10 +20,14 @@ type Options struct {
 }
 
 // Open builds the agent a target spec describes. Relative paths (commands,
-// replay files) start at the eval file's directory.
+// replay files) start at the target's BaseDir, else the eval file's
+// directory.
 func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, error) {
 	dir := "."
-	if s != nil && s.File != "" {
+	switch {
+	case t.BaseDir != "":
+		dir = t.BaseDir
+	case s != nil && s.File != "":
 		dir = filepath.Dir(s.File)
 	}
 	switch {
@@ -54,7 +58,7 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 		}
 		return a, nil
 	case t.HTTP != nil:
-		return &HTTPAgent{URL: t.HTTP.URL, Headers: t.HTTP.Headers, Timeout: t.Timeout}, nil
+		return withTools(&HTTPAgent{URL: t.HTTP.URL, Headers: t.HTTP.Headers, Timeout: t.Timeout}, t, s), nil
 	case len(t.Command) > 0:
 		argv := append([]string(nil), t.Command...)
 		if strings.ContainsRune(argv[0], filepath.Separator) && !filepath.IsAbs(argv[0]) {
@@ -65,16 +69,20 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 		}
 		for i := 1; i < len(argv); i++ {
 			// Script paths given relative to the eval file still work when
-			// agenteval runs from elsewhere.
+			// agenteval runs from elsewhere. They are made absolute: the
+			// process starts in the eval file's folder, where the relative
+			// path would be taken twice.
 			if p := filepath.Join(dir, argv[i]); !filepath.IsAbs(argv[i]) && strings.ContainsAny(argv[i], "./") && fileExists(p) {
-				argv[i] = p
+				if abs, err := filepath.Abs(p); err == nil {
+					argv[i] = abs
+				}
 			}
 		}
 		wd := dir
 		if t.Dir != "" {
 			wd = filepath.Join(dir, t.Dir)
 		}
-		return &CommandAgent{Argv: argv, Env: t.Env, Dir: wd, Timeout: t.Timeout}, nil
+		return withTools(&CommandAgent{Argv: argv, Env: t.Env, Dir: wd, Timeout: t.Timeout}, t, s), nil
 	case t.Template != "":
 		wd := dir
 		if t.Dir != "" {
@@ -92,6 +100,15 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 		return OpenReplay(p)
 	}
 	return nil, fmt.Errorf("target %q has no model, http, command or replay", t.Name)
+}
+
+// withTools gives an http or command agent the suite's mock tools, when it
+// has any (MockedTools).
+func withTools(a agenteval.Agent, t suite.TargetSpec, s *suite.Suite) agenteval.Agent {
+	if s == nil || len(s.Tools) == 0 {
+		return a
+	}
+	return &MockedTools{Agent: a, Tools: s.Tools, MaxRounds: t.MaxSteps}
 }
 
 // Select picks the target to run: by name from the suite's targets, or a

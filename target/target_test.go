@@ -155,3 +155,28 @@ func TestSelect(t *testing.T) {
 		t.Errorf("none: %v", err)
 	}
 }
+
+// TestCommandPathsFromAnotherFolder: agenteval run myeval/suite.yaml with
+// command: [python3, agent.py] runs myeval/agent.py, once, from myeval.
+func TestCommandPathsFromAnotherFolder(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root)
+	os.MkdirAll("myeval", 0o755)
+	os.WriteFile(filepath.Join("myeval", "agent.py"), []byte("print('hi')"), 0o644)
+	s := &suite.Suite{File: filepath.Join("myeval", "suite.yaml")}
+	a, err := Open(suite.TargetSpec{Name: "py", Command: []string{"python3", "agent.py", "--flag"}}, s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := a.(*CommandAgent)
+	if want, _ := filepath.Abs(filepath.Join("myeval", "agent.py")); c.Argv[1] != want || c.Argv[2] != "--flag" {
+		t.Errorf("argv = %v", c.Argv)
+	}
+	if c.Dir != "myeval" {
+		t.Errorf("dir = %q", c.Dir)
+	}
+	// From the process's folder, the script is where it is.
+	if _, err := os.Stat(c.Argv[1]); err != nil {
+		t.Error(err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/proc"
 )
 
 // TemplateAgent is AgentV's cli provider: a shell command template run
@@ -73,12 +74,13 @@ func (a *TemplateAgent) Respond(ctx context.Context, req *agenteval.AgentRequest
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd, err := proc.Command(ctx, []string{"sh", "-c", line})
+	if err != nil {
+		return nil, err
+	}
 	cmd.Dir = a.Dir
 	stderr := &tailBuffer{}
 	cmd.Stderr = stderr
-	ownGroup(cmd)
-	cmd.Cancel = func() error { killGroup(cmd); return nil }
 	runErr := cmd.Run()
 	program := strings.Fields(a.Command)[0]
 	var ee *exec.ExitError

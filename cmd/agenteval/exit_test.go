@@ -1,7 +1,10 @@
 package main
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/agenteval/agenteval"
 
 	"github.com/agenteval/agenteval/report"
 )
@@ -20,5 +23,24 @@ func TestRunExit(t *testing.T) {
 		if got := runExit(tt.sum); got != tt.want {
 			t.Errorf("runExit(%+v) = %d, want %d", tt.sum, got, tt.want)
 		}
+	}
+}
+
+// TestProblemsCollapse: the same problem on every row is shown ten times,
+// then counted.
+func TestProblemsCollapse(t *testing.T) {
+	var b strings.Builder
+	p := newProblemPrinter(&b)
+	for i := range 10000 {
+		p.print(&agenteval.PosError{File: "d.jsonl", Line: i + 1, Col: 1, Msg: "user_input: must be a list of messages, not a string"}, false)
+	}
+	p.print(&agenteval.PosError{File: "d.jsonl", Line: 1, Col: 5, Msg: "other"}, false)
+	p.finish()
+	out := b.String()
+	if n := strings.Count(out, "must be a list of messages"); n != 11 {
+		t.Errorf("%d lines name the problem:\n%s", n, out)
+	}
+	if !strings.Contains(out, "(9990 more errors like: user_input: must be a list of messages, not a string)") || !strings.Contains(out, "d.jsonl:1:5: other") {
+		t.Errorf("output:\n%s", out)
 	}
 }

@@ -13,18 +13,24 @@ import (
 
 func newExportCmd(e *env) *cobra.Command {
 	var format, output string
+	var input inputFlags
 	cmd := &cobra.Command{
-		Use:   "export DATASET",
-		Short: "Convert a dataset to Ragas JSONL or CSV",
-		Long: `Read a dataset in any accepted form (Ragas JSONL, OpenAI-messages JSONL, a JSON
-array) and write it as Ragas MultiTurnSample JSONL, or as CSV with one row per
-sample: id, the conversation rendered for reading, the reference fields as
-JSON, and the whole sample as JSON in the last column.
+		Use:   "export FILE",
+		Short: "Convert a dataset or traces to Ragas JSONL or CSV",
+		Long: `Read a dataset or traces in any format score reads (Ragas JSONL,
+OpenAI-messages JSONL, OTLP JSON, OpenAI Agents SDK traces, LangChain, Inspect,
+ATIF, Claude Code, Codex or Copilot CLI logs; see agenteval score --help) and
+write it as Ragas MultiTurnSample JSONL, or as CSV with one row per sample:
+id, the conversation rendered for reading, the reference fields as JSON, and
+the whole sample as JSON in the last column. --reference joins reference
+fields onto the conversations by id.
 
-Invalid rows are reported on stderr and left out; the exit code is then 1.`,
+Invalid rows are reported on stderr and left out; the exit code is then 1.
+Warnings (parts of a trace that are not part of the conversation) are
+reported too, and do not change the exit code.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErr("export needs exactly one dataset file\nUsage: agenteval export DATASET --format jsonl|csv [-o FILE]")
+				return usageErr("export needs exactly one file\nUsage: agenteval export FILE --format jsonl|csv [-o FILE]")
 			}
 			return nil
 		},
@@ -53,11 +59,12 @@ Invalid rows are reported on stderr and left out; the exit code is then 1.`,
 			default:
 				return usageErr("unknown --format %q; use jsonl or csv", format)
 			}
-			r, err := dataset.Open(args[0])
+			r, err := input.open(args[0])
 			if err != nil {
-				return usageErr("%v", err)
+				return err
 			}
 			defer r.Close()
+			r.MaxRowBytes = e.maxRow
 			bad := 0
 			for {
 				row, err := r.Next()
@@ -67,6 +74,9 @@ Invalid rows are reported on stderr and left out; the exit code is then 1.`,
 				if err != nil {
 					flush()
 					return &exitError{code: exitFailed, err: err}
+				}
+				for _, pe := range row.Warnings {
+					fmt.Fprintln(e.stderr, warning(pe))
 				}
 				if len(row.Errors) > 0 {
 					bad++
@@ -79,6 +89,9 @@ Invalid rows are reported on stderr and left out; the exit code is then 1.`,
 					return &exitError{code: exitExecution, err: err}
 				}
 			}
+			for _, pe := range r.Warnings() {
+				fmt.Fprintln(e.stderr, warning(pe))
+			}
 			if err := flush(); err != nil {
 				return &exitError{code: exitExecution, err: fmt.Errorf("write: %w", err)}
 			}
@@ -90,5 +103,6 @@ Invalid rows are reported on stderr and left out; the exit code is then 1.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "jsonl", "output format: jsonl (Ragas) or csv")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write to this file instead of stdout")
+	input.add(cmd.Flags())
 	return cmd
 }

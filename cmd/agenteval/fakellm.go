@@ -15,7 +15,8 @@ import (
 func newFakeLLMCmd(e *env) *cobra.Command {
 	var addr string
 	var latency time.Duration
-	var structure bool
+	var structure, callTools bool
+	var script string
 	var evidence []string
 	cmd := &cobra.Command{
 		Use:   "fakellm",
@@ -23,11 +24,24 @@ func newFakeLLMCmd(e *env) *cobra.Command {
 		Long: `Serve a fake OpenAI-compatible chat-completions API on a loopback address.
 It answers structured-output requests with JSON generated from the schema
 (every judge criterion passes), other requests with a short text, and adds
---latency to each answer. With --check-structure it judges like the tests'
+--latency to each answer. With --call-tools, a request that offers tools
+and ends with the user's message gets a call to the first offered tool the
+conversation has not called yet, with arguments generated from its
+parameters' schema; after the result it answers in text. With --check-structure it judges like the tests'
 structure-checking judge: a judge request whose prompt lets quoted material
 out of its block (or shows an --evidence text outside every block) gets a
 422 naming the fault, and a criterion with a phrase in double quotes passes
-only when the quoted material holds that phrase. Point agenteval at it with:
+only when the quoted material holds that phrase. With --script FILE it plays
+an agent: each step says, for a last user message matching its pattern,
+which tools to call and what to say after their results:
+
+  - when: "table for (\\w+)"
+    tool_calls: [{name: book_table, arguments: {party: 2, time: 7pm}}]
+    reply: Booked a table for $1.
+
+It stands in for a model's protocol, not its judgement: every criterion
+passes unless a script or --check-structure says otherwise, and a simulated
+user gets the same short text each turn. Point agenteval at it with:
 
   export OPENAI_BASE_URL=http://127.0.0.1:8089/v1
   agenteval score data.jsonl --metric rubrics --judge openai:fake`,
@@ -44,7 +58,15 @@ only when the quoted material holds that phrase. Point agenteval at it with:
 			if err != nil {
 				return usageErr("listen on %s: %v", addr, err)
 			}
-			s := fakellm.Serve(ln, fakellm.Options{Latency: latency})
+			var rules []*fakellm.Rule
+			if script != "" {
+				if rules, err = fakellm.LoadScript(script); err != nil {
+					ln.Close()
+					return usageErr("%v", err)
+				}
+			}
+			s := fakellm.Serve(ln, fakellm.Options{Latency: latency, CallTools: callTools})
+			s.Add(rules...)
 			if structure {
 				s.Add(&fakellm.Rule{Match: func(r *fakellm.Request) bool { return r.SchemaName() != "" }, Reply: fakellm.StructureJudge(evidence...)})
 			}
@@ -58,6 +80,8 @@ only when the quoted material holds that phrase. Point agenteval at it with:
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8089", "loopback address to listen on (port 0 picks a free one)")
 	cmd.Flags().DurationVar(&latency, "latency", 0, "delay added to every answer, to model a real provider")
 	cmd.Flags().BoolVar(&structure, "check-structure", false, "judge only prompts whose quoted material stays in its blocks; answer 422 otherwise")
+	cmd.Flags().BoolVar(&callTools, "call-tools", false, "answer a request that offers tools with a call to the next tool not called yet (arguments from its schema), then text after its result")
+	cmd.Flags().StringVar(&script, "script", "", "play an agent from a YAML script: steps of {when: regexp on the last user message, tool_calls: [{name, arguments}], reply: text}")
 	cmd.Flags().StringArrayVar(&evidence, "evidence", nil, "with --check-structure: text that must appear only inside a prompt's blocks (repeatable)")
 	return cmd
 }

@@ -62,3 +62,67 @@ func TestInterruptKeepsFinishedResults(t *testing.T) {
 		t.Errorf("results hold %d lines, want the 1 finished test:\n%s", n, b)
 	}
 }
+
+// Ctrl-C ends a run whose script grader is stuck in a child process, and
+// the child goes too.
+func TestInterruptKillsScriptGrader(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "agenteval")
+	if err := os.Symlink(self, bin); err != nil {
+		t.Skip("cannot link the test binary:", err)
+	}
+	os.WriteFile(filepath.Join(dir, "agent.sh"), []byte("#!/bin/sh\nwhile read -r line; do echo '{\"content\": \"ok\"}'; done\n"), 0o755)
+	marker := filepath.Join(dir, "grading")
+	os.WriteFile(filepath.Join(dir, "grade.sh"), []byte("#!/bin/sh\nsleep 3000 &\necho $! > "+marker+"\nwait\n"), 0o755)
+	suite := filepath.Join(dir, "suite.yaml")
+	os.WriteFile(suite, []byte("targets:\n  - {name: a, command: [./agent.sh]}\ntests:\n  - id: t\n    input: hi\n    assertions:\n      - {type: script, command: [./grade.sh], timeout: 1h}\n"), 0o644)
+	cmd := exec.Command(bin, "run", suite, "-o", filepath.Join(dir, "results.jsonl"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if b, _ := os.ReadFile(marker); len(bytes.TrimSpace(b)) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the grader never started; stderr: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("still running 5s after Ctrl-C; stderr: %s", stderr.String())
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("took %v after Ctrl-C, want under 2s", took)
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Errorf("exit = %v, want 130; stderr: %s", err, stderr.String())
+	}
+	pid, _ := os.ReadFile(marker)
+	p := strings.TrimSpace(string(pid))
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		state, err := os.ReadFile("/proc/" + p + "/stat")
+		if err != nil || strings.Contains(string(state), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the grader's child %s is still running", p)
+			break
+		}
+	}
+}

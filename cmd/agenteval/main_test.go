@@ -22,7 +22,8 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"agenteval": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"agenteval":  func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"otlp-agent": func() { os.Exit(otlpAgentMain()) },
 	})
 }
 
@@ -39,6 +40,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
+			env.Setenv("TRACEDATA", filepath.Join(filepath.Dir(examples), "trace", "testdata"))
 			// Scripts that go run an example agent share the build cache,
 			// so the agent compiles once, not once per script.
 			if cache, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
@@ -53,6 +55,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakellm":  fakeLLMCmd,
+			"otlpsink": otlpSinkCmd,
 			"verdicts": verdictsCmd,
 			// exits N prog args... runs a program and checks its exit code;
 			// stdout and stderr are kept for the checks that follow.
@@ -167,7 +170,7 @@ func verdictsCmd(ts *testscript.TestScript, neg bool, args []string) {
 // fakellm start|calls|reset runs an OpenAI-compatible fake server inside the
 // test process for the scripts:
 //
-//	fakellm start [-key K] [-latency D] [rules.json]   sets OPENAI_BASE_URL
+//	fakellm start [-key K] [-latency D] [-call-tools] [rules.json]   sets OPENAI_BASE_URL
 //	fakellm calls N                                     asserts the request count
 //	fakellm reset [rules.json]                          new rules, empty log
 //
@@ -240,10 +243,11 @@ func fakeLLMCmd(ts *testscript.TestScript, neg bool, args []string) {
 		fs := flag.NewFlagSet("fakellm start", flag.ContinueOnError)
 		key := fs.String("key", "", "required API key")
 		latency := fs.Duration("latency", 0, "added latency")
+		callTools := fs.Bool("call-tools", false, "call each offered tool once (fakellm.CallNextTool)")
 		if err := fs.Parse(args[1:]); err != nil {
 			ts.Fatalf("%v", err)
 		}
-		s, err := fakellm.Start(fakellm.Options{APIKey: *key, Latency: *latency})
+		s, err := fakellm.Start(fakellm.Options{APIKey: *key, Latency: *latency, CallTools: *callTools})
 		ts.Check(err)
 		if fs.NArg() > 0 {
 			s.Add(loadRules(ts, fs.Arg(0))...)

@@ -126,7 +126,8 @@ func toFloat(v any) (float64, error) {
 }
 
 // parseValue reads JSON when the text is JSON, a 'single-quoted' string
-// without its quotes, and anything else as plain text.
+// without its quotes, a [list, of, items] as a list (each item read the
+// same way), and anything else as plain text.
 func parseValue(s string) any {
 	if len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'' {
 		return s[1 : len(s)-1]
@@ -134,6 +135,18 @@ func parseValue(s string) any {
 	var v any
 	if err := strictjson.Decode([]byte(s), &v); err == nil {
 		return v
+	}
+	if len(s) >= 2 && s[0] == '[' && s[len(s)-1] == ']' {
+		items, err := splitTop(s[1:len(s)-1], ',')
+		if err == nil {
+			list := []any{}
+			for _, it := range items {
+				if it = strings.TrimSpace(it); it != "" {
+					list = append(list, parseValue(it))
+				}
+			}
+			return list
+		}
 	}
 	return s
 }

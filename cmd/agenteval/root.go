@@ -7,8 +7,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
+	"github.com/agenteval/agenteval/internal/bytesize"
+	"github.com/agenteval/agenteval/internal/dotenv"
+	"github.com/agenteval/agenteval/internal/proc"
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/report"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -57,6 +62,26 @@ func runExit(s report.Summary) int {
 	return exitOK
 }
 
+// loadEnvFile reads --env-file, or the project root's .env when there is
+// one. Its secrets are redacted like the environment's.
+func loadEnvFile(path string) error {
+	if path == "" {
+		root, err := project.Root(".")
+		if err != nil {
+			return nil
+		}
+		path = filepath.Join(root, ".env")
+		if _, err := os.Stat(path); err != nil {
+			return nil
+		}
+	}
+	if _, err := dotenv.Load(path); err != nil {
+		return usageErr("--env-file: %v", err)
+	}
+	redact.Reload()
+	return nil
+}
+
 // exitCode ends the command with a code and no further message.
 func exitCode(code int) error { return &exitError{code: code} }
 
@@ -68,6 +93,11 @@ type env struct {
 	stdoutTTY      bool
 	stderrTTY      bool
 	color          bool
+	// noExec is --no-exec: no command target or script grader may run.
+	noExec bool
+	// maxRow and maxFile are --max-row-size and --max-file-size; 0 means
+	// the defaults.
+	maxRow, maxFile int64
 }
 
 func isTerminal(w io.Writer) bool {
@@ -85,21 +115,55 @@ func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agenteval",
 		Short: "Evaluate multi-turn, tool-using AI agents",
-		Long: `agenteval scores recorded agent conversations (Ragas MultiTurnSample or
-OpenAI-messages JSONL) with tool-call, trajectory and text metrics.
+		Long: `agenteval evaluates multi-turn, tool-using AI agents, offline or against any
+provider (OpenAI, Anthropic, Gemini, Ollama, any OpenAI-compatible server).
+
+Run live conversation tests (AgentV's mode: conversation): the agent answers
+each turn with the whole history, every turn is graded, then the whole
+conversation; with trials, pass@k and pass^k.
+  agenteval run suite.yaml --target openai:gpt-4o-mini --judge openai:gpt-4o-mini
+  agenteval validate suite.yaml
+
+Let a simulated user drive the agent from an instruction and a persona, and
+measure subgoal progress and expected tool calls (agent_inspect): a test
+with user: in the eval file, run the same way (--simulator picks its model).
+
+Score recorded conversations (Ragas MultiTurnSample JSONL, OpenAI messages,
+OTel GenAI and other traces) for tool-call accuracy and F1, trajectories,
+goal accuracy, rubrics and topic adherence:
+  agenteval score data.jsonl --metric tool_call_accuracy,tool_call_f1,tool_calls
+
+Test agents written in Go inside go test: see the evaltest package.
 
 Exit codes: 0 all passed or valid; 1 a test failed or a file is invalid;
-2 usage or configuration error; 3 a test ended in execution_error.`,
+2 usage or configuration error; 3 a test ended in execution_error.
+Shell completion: agenteval completion bash|zsh|fish|powershell --help.`,
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
-	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e))
+	root.PersistentFlags().BoolVar(&e.noExec, "no-exec", os.Getenv("AGENTEVAL_NO_EXEC") != "",
+		"run no program the eval file names: refuse command targets and script graders (also AGENTEVAL_NO_EXEC=1)")
+	root.PersistentFlags().Var(bytesize.Value{N: &e.maxRow}, "max-row-size", "largest dataset row read (default 32MB); a longer row is an error for that row")
+	root.PersistentFlags().Var(bytesize.Value{N: &e.maxFile}, "max-file-size", "largest eval file read (default 64MB)")
+	var envFile string
+	root.PersistentFlags().StringVar(&envFile, "env-file", "", "read environment variables from this file (default: .env in the project root, if there is one); real ones win")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if e.noExec {
+			proc.Refuse("--no-exec")
+		} else {
+			proc.Refuse("")
+		}
+		return loadEnvFile(envFile)
+	}
+	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newImportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e), newCacheCmd(e))
 	return root
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/run"
@@ -27,6 +28,7 @@ import (
 const exitInterrupted = 130
 
 type runFlags struct {
+	config    string
 	judge     judgeFlags
 	simulator string
 	targets   []string
@@ -41,6 +43,8 @@ type runFlags struct {
 	resume    string
 	format    string
 	quiet     bool
+	otlp      otlpFlags
+	otel      otelFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -72,17 +76,21 @@ the tests already in FILE.`,
 	fl.StringArrayVar(&f.targets, "target", nil, "target to test: a name from the suite's targets (or AgentV's targets.yaml), or provider:model; repeat it to run the suite once per target")
 	fl.StringArrayVar(&f.tags, "tag", nil, "run only the eval files with this tag (repeatable: any of them); a v5 tags map matches as key=value")
 	fl.BoolVar(&f.strict, "strict", false, "make every warning about an eval file an error")
+	fl.StringVar(&f.config, "config", "", "project file with shared targets, tools, judge, simulator and defaults (default: the nearest agenteval.yaml at or above each eval file)")
 	fl.StringVar(&f.simulator, "simulator", "", "model that plays simulated users (user: in a test), as provider:model (default: the judge)")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "conversations at once (default 4 per CPU)")
 	fl.IntVar(&f.trials, "trials", 0, "run every test this many times (overrides the suite)")
 	fl.StringVar(&f.filter, "filter", "", "run only tests whose id matches this glob")
-	fl.Float64Var(&f.threshold, "threshold", -1, "pass mark for every test (overrides the suite)")
+	fl.Float64Var(&f.threshold, "threshold", -1, "pass mark for every test, from 0 to 1 (overrides the suite's, whose default is 0.8)")
+	fl.Lookup("threshold").DefValue = "0" // -1 means unset; "0" is shown as no default
 	fl.StringVarP(&f.output, "output", "o", "", "append results (JSONL) to this file")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
 	fl.StringVar(&f.resume, "resume", "", "continue the run recorded in this results file: skip its tests, append the rest")
 	fl.StringVar(&f.format, "format", "", "stdout format: table, jsonl or json (default: table on a terminal, else jsonl)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	f.judge.add(fl)
+	f.otlp.add(fl)
+	f.otel.add(fl)
 	return cmd
 }
 
@@ -124,7 +132,7 @@ func readDone(path string) (map[string]map[string]agenteval.ExecutionStatus, int
 type counters struct {
 	total                        int
 	done, pass, fail, errs, skip atomic.Int64
-	tokens                       atomic.Int64
+	tokens, retries              atomic.Int64
 }
 
 func (c *counters) add(r *agenteval.Result) {
@@ -141,12 +149,17 @@ func (c *counters) add(r *agenteval.Result) {
 	}
 	if r.Usage != nil {
 		c.tokens.Add(r.Usage.InputTokens + r.Usage.OutputTokens)
+		c.retries.Add(int64(r.Usage.Retries))
 	}
 }
 
 func (c *counters) line(start time.Time) string {
-	return fmt.Sprintf("%d/%d tests · %d passed · %d failed · %d errors · %s tokens · %s",
-		c.done.Load(), c.total, c.pass.Load(), c.fail.Load(), c.errs.Load(), humanCount(c.tokens.Load()), time.Since(start).Round(time.Second))
+	s := fmt.Sprintf("%d/%s · %d passed · %d failed · %s · %s tokens",
+		c.done.Load(), counted(c.total, "test"), c.pass.Load(), c.fail.Load(), counted(int(c.errs.Load()), "error"), humanCount(c.tokens.Load()))
+	if n := c.retries.Load(); n > 0 {
+		s += fmt.Sprintf(" · %d retries", n)
+	}
+	return s + " · " + time.Since(start).Round(time.Second).String()
 }
 
 func humanCount(n int64) string {
@@ -176,6 +189,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	// collect garbage eagerly meanwhile, so a large suite does not set the
 	// run's peak memory.
 	gc := debug.SetGCPercent(20)
+	configs := map[*suite.Suite]*project.Config{}
 	for _, p := range paths {
 		if strings.EqualFold(filepath.Ext(p), ".jsonl") {
 			if b, err := os.ReadFile(p); err == nil && suite.SniffJSONL(b) == suite.JSONLSamples {
@@ -183,22 +197,34 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 				continue
 			}
 		}
-		s, err := suite.Load(p, suite.Options{JudgeAvailable: judgeAvailable, SimulatorAvailable: f.simulator != "", Strict: f.strict})
+		cfg, err := loadProject(p, f.config)
+		if err != nil {
+			loadErrs = append(loadErrs, err.Error())
+			continue
+		}
+		opt := projectOptions(cfg, judgeAvailable, f.simulator != "")
+		opt.NoExec, opt.MaxFileBytes, opt.Strict = e.noExec, e.maxFile, f.strict
+		s, err := suite.Load(p, opt)
 		if s != nil && !f.quiet {
 			for _, w := range s.Warnings {
-				fmt.Fprintln(e.stderr, warningText(w))
+				fmt.Fprintln(e.stderr, warning(w))
 			}
 		}
 		if err != nil {
 			loadErrs = append(loadErrs, err.Error())
 			continue
 		}
-		if s.Format == "agentv-jsonl" {
+		if s.Schema == suite.SchemaAgentVJSONL {
 			fmt.Fprintf(e.stderr, "%s: read as AgentV tests (JSONL), %d tests\n", p, len(s.Tests))
 		}
 		if !hasTag(s, f.tags) {
 			continue
 		}
+		project.Apply(cfg, s)
+		configs[s] = cfg
+		// Every target's credentials are secrets, whichever target runs:
+		// a command target inherits the whole environment.
+		target.NoteSecrets(s)
 		suites = append(suites, s)
 	}
 	debug.SetGCPercent(gc)
@@ -224,7 +250,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			return usageErr("--resume: %v", err)
 		}
 		if !f.quiet && e.stderrTTY {
-			fmt.Fprintf(e.stderr, "resuming: %d tests already in %s are skipped\n", n, f.resume)
+			fmt.Fprintf(e.stderr, "resuming: %s already in %s %s skipped\n", counted(n, "test"), f.resume, plural(n, "is", "are"))
 		}
 	}
 	format, err := formatFor(f.format, "", e.stdoutTTY && out == "")
@@ -254,12 +280,22 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		files = append(files, fh)
 		writers = append(writers, report.NewJUnit(fh))
 	}
+	if ow, err := f.otel.writer(e.stderr); err != nil {
+		return err
+	} else if ow != nil {
+		writers = append(writers, ow)
+	}
 	switch {
 	case e.stdoutTTY && f.format == "":
 		writers = append(writers, report.NewTable(e.stdout, report.TableOptions{Color: e.color, NoMetricSummary: true}))
 	case out == "" || f.format != "":
 		writers = append(writers, newWriter(format, e.stdout, nil, e.color && format == "table"))
 	}
+
+	if err := f.otlp.start(); err != nil {
+		return err
+	}
+	defer f.otlp.stop(e, f.quiet)
 
 	var sum report.Summary
 	var sumMu sync.Mutex
@@ -299,7 +335,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 runs:
 	for _, s := range suites {
 		for _, tr := range plans[s] {
-			opt, err := f.options(s, tr.target)
+			opt, err := f.options(s, configs[s], tr.target)
 			if err != nil && len(plans[s]) == 1 {
 				prog.stop()
 				return err
@@ -330,17 +366,20 @@ runs:
 	if cerr := writers.Close(&sum); cerr != nil && runErr == nil {
 		runErr = cerr
 	}
-	if !f.quiet && !e.stdoutTTY && e.stderrTTY {
+	// The totals end every run whose results are not already a table on
+	// the terminal: CI logs need them, after Ctrl-C too.
+	if !f.quiet && !e.stdoutTTY {
 		fmt.Fprintln(e.stderr, c.line(start))
 		if u := report.UsageLine(sum.Usage); u != "" {
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
+	f.judge.reportCache(e.stderr)
 	if runErr != nil {
 		var fe *agenteval.FatalError
 		switch {
 		case errors.As(runErr, &fe):
-			return &exitError{code: exitUsage, err: fmt.Errorf("%s\nStopped after %d tests; fix the configuration and run again", provider.Redact(fe.Error()), sum.Total)}
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s\nStopped after %s; fix the configuration and run again", provider.Redact(fe.Error()), counted(sum.Total, "test"))}
 		case errors.Is(runErr, context.Canceled) || ctx.Err() != nil:
 			fmt.Fprintf(e.stderr, "interrupted: %d finished tests kept", sum.Total)
 			if out != "" {
@@ -354,6 +393,26 @@ runs:
 	return exitCode(runExit(sum))
 }
 
+// loadProject finds the project file for an eval file: --config, else the
+// nearest agenteval.yaml at or above it.
+func loadProject(path, explicit string) (*project.Config, error) {
+	cfg, err := project.For(path, explicit, suite.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// projectOptions are the loading options of an eval file under a project
+// file: its judge and simulator count as configured.
+func projectOptions(cfg *project.Config, judge, simulator bool) suite.Options {
+	if cfg != nil {
+		judge = judge || cfg.Judge != nil
+		simulator = simulator || cfg.Simulator != ""
+	}
+	return suite.Options{JudgeAvailable: judge, SimulatorAvailable: simulator}
+}
+
 func suiteName(s *suite.Suite) string {
 	if len(s.Tests) > 0 {
 		return s.Tests[0].Suite
@@ -362,17 +421,37 @@ func suiteName(s *suite.Suite) string {
 }
 
 // options builds a suite's run options: its target (choice, or the
-// suite's default), its judge, and the command line's overrides.
-func (f *runFlags) options(s *suite.Suite, choice string) (run.Options, error) {
+// suite's default), its judge, and the command line's overrides; cfg, the
+// project file, fills in what neither the command line nor the suite says.
+func (f *runFlags) options(s *suite.Suite, cfg *project.Config, choice string) (run.Options, error) {
 	ts, err := target.Select(s, choice)
 	if err != nil {
 		return run.Options{}, usageErr("%v", err)
 	}
+	jobs, simulator := f.jobs, f.simulator
+	if jobs == 0 && s.Workers > 0 {
+		jobs = s.Workers // execution.workers
+	}
+	if cfg != nil {
+		if jobs == 0 {
+			jobs = cfg.Defaults.Jobs
+		}
+		if simulator == "" {
+			simulator = cfg.Simulator
+		}
+	}
 	// Each conversation has one agent call in flight, and its grading runs
 	// beside it: a provider serving both needs room for twice -j.
-	conc := max(32, 2*f.jobs)
+	conc := max(32, 2*jobs)
+	// The agent's calls are priced like the judge's, so cost budgets and
+	// totals see --prices too.
+	prices, err := f.judge.priceTable()
+	if err != nil {
+		return run.Options{}, err
+	}
 	agent, err := target.Open(ts, s, target.Options{Configure: func(c *provider.Config) {
-		c.Timeout, c.RequestsPerMinute, c.Concurrency = f.judge.timeout, f.judge.rpm, conc
+		c.Prices = prices
+		c.Timeout, c.RequestsPerMinute, c.Concurrency, c.CallBudget = f.judge.timeout, f.judge.rpm, conc, f.judge.callBudget
 		c.MaxRetries = f.judge.maxRetries
 		if f.judge.maxRetries == 0 {
 			c.MaxRetries = -1
@@ -381,10 +460,8 @@ func (f *runFlags) options(s *suite.Suite, choice string) (run.Options, error) {
 	if err != nil {
 		return run.Options{}, usageErr("target %s: %s", ts.Name, provider.Redact(err.Error()))
 	}
-	opt := run.Options{Agent: agent, Target: ts.Name, Concurrency: f.jobs, Trials: f.trials, Filter: f.filter}
-	if opt.Concurrency == 0 && s.Workers > 0 {
-		opt.Concurrency = s.Workers
-	}
+	agent = f.otlp.wrap(agent)
+	opt := run.Options{Agent: agent, Target: ts.Name, Concurrency: jobs, Trials: f.trials, Filter: f.filter}
 	if f.threshold != -1 {
 		th := f.threshold
 		opt.Threshold = &th
@@ -402,8 +479,8 @@ func (f *runFlags) options(s *suite.Suite, choice string) (run.Options, error) {
 		j.Samples = s.Judge.Samples
 	}
 	opt.Judge = j
-	if f.simulator != "" {
-		if opt.Simulator, opt.SimulatorName, err = jf.open(f.simulator, "simulator"); err != nil {
+	if simulator != "" {
+		if opt.Simulator, opt.SimulatorName, err = jf.open(simulator, "simulator"); err != nil {
 			return run.Options{}, err
 		}
 	}

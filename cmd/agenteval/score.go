@@ -6,13 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/dataset"
 	"github.com/agenteval/agenteval/grade"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
@@ -30,6 +28,8 @@ type scoreFlags struct {
 	threshold float64
 	jobs      int
 	quiet     bool
+	input     inputFlags
+	otel      otelFlags
 }
 
 func metricsHelp() string {
@@ -52,11 +52,18 @@ func newScoreCmd(e *env) *cobra.Command {
 	var f scoreFlags
 	cmd := &cobra.Command{
 		Use:   "score DATASET",
-		Short: "Score recorded conversations with one or more metrics",
-		Long: `Score every sample of a dataset (Ragas MultiTurnSample JSONL, OpenAI-messages
-JSONL, or a JSON array of either; "-" reads standard input) with the metrics
-given by --metric. Each sample becomes one result: its test_id is the row's
-id, else row-N.
+		Short: "Score recorded conversations or traces with one or more metrics",
+		Long: `Score every conversation of a file with the metrics given by --metric; "-"
+reads standard input. The file may be a dataset (Ragas MultiTurnSample JSONL,
+OpenAI-messages JSONL, or a JSON array of either) or what agents already
+record: OTLP JSON traces or logs (OpenTelemetry GenAI, OpenLLMetry,
+OpenInference), an OpenAI Agents SDK trace export, LangChain/LangGraph
+messages, an Inspect log, an ATIF trajectory, or a Claude Code, Codex or
+Copilot CLI session log. The format is detected from the content;
+--input-format forces one. Each conversation becomes one result: its test_id
+is the row's id (for traces the conversation id, else the trace id), else
+row-N. Traces carry no references: --reference FILE joins them by id from a
+JSONL of {"id", "reference", "reference_tool_calls", ...} rows.
 
 A metric takes settings in parentheses, and the settings name, weight,
 threshold, required and negate apply to every metric:
@@ -86,6 +93,8 @@ in .json) and still shows the table on a terminal.`,
 	fl.Float64Var(&f.threshold, "threshold", agenteval.DefaultThreshold, "score a sample and each metric must reach to pass")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "samples graded at once (default: one per CPU)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress or summary on stderr")
+	f.input.add(fl)
+	f.otel.add(fl)
 	fl.StringArrayVar(&f.criteria, "criterion", nil, "a criterion for the rubrics metric (repeatable); adds rubrics when --metric lacks it")
 	f.judge.add(fl)
 	return cmd
@@ -201,11 +210,12 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	if err := checkNotSameFile(path, f.output); err != nil {
 		return err
 	}
-	src, err := dataset.Open(path)
+	src, err := f.input.open(path)
 	if err != nil {
-		return usageErr("%v", err)
+		return err
 	}
 	defer src.Close()
+	src.MaxRowBytes = e.maxRow
 
 	var writers report.Multi
 	var outFile *os.File
@@ -221,6 +231,12 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		}
 	} else {
 		writers = append(writers, newWriter(format, e.stdout, names, e.color && format == "table"))
+	}
+
+	if ow, err := f.otel.writer(e.stderr); err != nil {
+		return err
+	} else if ow != nil {
+		writers = append(writers, ow)
 	}
 
 	var done atomic.Int64
@@ -244,6 +260,9 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	})
 	sum.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	prog.stop()
+	for _, w := range src.Warnings() {
+		problems.print(w, true)
+	}
 	problems.finish()
 	if cerr := writers.Close(&sum); cerr != nil && err == nil {
 		err = cerr
@@ -271,11 +290,12 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		return usageErr("%s holds no samples; nothing was scored", path)
 	}
 	if !f.quiet && !e.stdoutTTY && e.stderrTTY {
-		fmt.Fprintf(e.stderr, "%d samples: %d passed, %d failed, %d errors (%s)\n", sum.Total, sum.Passed, sum.Failed, sum.Errored, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(e.stderr, "%s: %d passed, %d failed, %s (%s)\n", counted(sum.Total, "sample"), sum.Passed, sum.Failed, counted(sum.Errored, "error"), time.Since(start).Round(time.Millisecond))
 		if u := report.UsageLine(sum.Usage); u != "" {
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
+	f.judge.reportCache(e.stderr)
 	return exitCode(runExit(sum))
 }
 
@@ -292,45 +312,61 @@ func checkNotSameFile(in, out string) error {
 	return nil
 }
 
-// problemPrinter writes row errors in full and the first few warnings of
-// each kind, so a file with a warning on every row stays readable.
+// problemPrinter writes the first few row problems of each kind (ten
+// errors, five warnings) and then a count of the rest, so that a file with
+// the same problem on every row stays readable.
 type problemPrinter struct {
-	w        io.Writer
-	warnings map[string]int
+	w     io.Writer
+	seen  map[problemKind]int
+	kinds []problemKind // in order of first sight
 }
 
-const maxWarningsPerKind = 5
+type problemKind struct {
+	msg     string
+	warning bool
+}
+
+const (
+	maxErrorsPerKind   = 10
+	maxWarningsPerKind = 5
+)
 
 func newProblemPrinter(w io.Writer) *problemPrinter {
-	return &problemPrinter{w: w, warnings: map[string]int{}}
+	return &problemPrinter{w: w, seen: map[problemKind]int{}}
 }
 
 func (p *problemPrinter) print(pe *agenteval.PosError, warning bool) {
-	if !warning {
-		fmt.Fprintln(p.w, pe.Error())
+	// Problems are of a kind whatever row or field they are in.
+	k := problemKind{msg: pe.Msg, warning: warning}
+	if i := strings.LastIndex(k.msg, ": "); i >= 0 && warning {
+		k.msg = k.msg[i+2:]
+	}
+	if p.seen[k] == 0 {
+		p.kinds = append(p.kinds, k)
+	}
+	p.seen[k]++
+	limit := maxErrorsPerKind
+	if warning {
+		limit = maxWarningsPerKind
+	}
+	if p.seen[k] > limit {
 		return
 	}
-	kind := pe.Msg
-	if i := strings.LastIndex(kind, ": "); i >= 0 {
-		kind = kind[i+2:]
-	}
-	p.warnings[kind]++
-	if p.warnings[kind] <= maxWarningsPerKind {
-		w := *pe
+	w := *pe
+	if warning {
 		w.Msg = "warning: " + w.Msg
-		fmt.Fprintln(p.w, w.Error())
 	}
+	fmt.Fprintln(p.w, w.Error())
 }
 
 func (p *problemPrinter) finish() {
-	kinds := make([]string, 0, len(p.warnings))
-	for k := range p.warnings {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	for _, k := range kinds {
-		if n := p.warnings[k]; n > maxWarningsPerKind {
-			fmt.Fprintf(p.w, "(%d more warnings like: %s)\n", n-maxWarningsPerKind, k)
+	for _, k := range p.kinds {
+		what, limit := "errors", maxErrorsPerKind
+		if k.warning {
+			what, limit = "warnings", maxWarningsPerKind
+		}
+		if n := p.seen[k]; n > limit {
+			fmt.Fprintf(p.w, "(%d more %s like: %s)\n", n-limit, what, k.msg)
 		}
 	}
 }

@@ -12,6 +12,18 @@ import (
 // otherwise it comes from the module's build information.
 var version = ""
 
+// moduleVersion is the release version, or "dev".
+func moduleVersion() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok && v == "" {
+		v = bi.Main.Version
+	}
+	if v == "" || v == "(devel)" {
+		return "dev"
+	}
+	return v
+}
+
 func versionString() string {
 	v, rev, dirty := version, "", false
 	if bi, ok := debug.ReadBuildInfo(); ok {

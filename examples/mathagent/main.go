@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	spec := fs.String("model", os.Getenv("MATHAGENT_MODEL"), "the model, as provider:model (for example openai:gpt-4o-mini)")
 	data := fs.String("data", filepath.Join(filepath.Dir(self), "problems.csv"), "problems: a CSV with question and answer columns")
-	out := fs.String("out", "experiments", "where results and trace logs go")
+	out := fs.String("out", filepath.Join(".agenteval", "experiments"), "where results and trace logs go")
 	jobs := fs.Int("j", 4, "problems solved at once")
 	iters := fs.Int("max-iterations", 10, "model calls per problem")
 	if err := fs.Parse(args); err != nil {

@@ -11,7 +11,7 @@
 // quoted material inside its nonce-tagged blocks, so that any prompt that
 // lets an agent's text out fails a test.
 //
-// It imports only the standard library.
+// It imports the standard library, and the YAML parser for scripts.
 package fakellm
 
 import (
@@ -199,6 +199,10 @@ type Options struct {
 	Latency time.Duration
 	// APIKey, when set, is required as a Bearer token; other keys get 401.
 	APIKey string
+	// CallTools makes the default answer to a request that offers tools a
+	// tool call (CallNextTool), so that agents driven by the fake call
+	// tools.
+	CallTools bool
 }
 
 // Server is a running fake. Its zero value is not usable; call Start.
@@ -393,6 +397,11 @@ func (s *Server) answer(w http.ResponseWriter, req *Request, reply Reply) {
 		b, _ := json.Marshal(reply.JSON)
 		content = string(b)
 	}
+	if content == "" && len(reply.ToolCalls) == 0 && s.opts.CallTools {
+		if c, ok := CallNextTool(req); ok {
+			reply.ToolCalls = []ToolCall{c}
+		}
+	}
 	if content == "" && len(reply.ToolCalls) == 0 {
 		content = defaultContent(req)
 	}
@@ -500,6 +509,38 @@ func split(s string, n int) []string {
 		out = append(out, string(r))
 	}
 	return out
+}
+
+// CallNextTool is the tool call a tool-calling fake makes: when the request
+// offers tools and asks for no structured output, and its last message is
+// the user's (no tool result yet in this step), it calls the first offered
+// tool that no message of the conversation has called yet, with arguments
+// made from the tool's parameter schema (Generate: first enum values,
+// minimums, "fake" strings). Once every tool was called, or after a tool
+// result, the fake answers in text. So a conversation calls each tool once,
+// one a turn, in the order offered.
+func CallNextTool(req *Request) (ToolCall, bool) {
+	if len(req.Tools) == 0 || req.ResponseFormat != nil || len(req.Messages) == 0 || req.Messages[len(req.Messages)-1].Role != "user" {
+		return ToolCall{}, false
+	}
+	called := map[string]bool{}
+	for _, m := range req.Messages {
+		for _, c := range m.ToolCalls {
+			called[c.Function.Name] = true
+		}
+	}
+	for _, t := range req.Tools {
+		if called[t.Function.Name] {
+			continue
+		}
+		params := t.Function.Parameters
+		if params == nil {
+			params = map[string]any{"type": "object"}
+		}
+		b, _ := json.Marshal(Generate(params))
+		return ToolCall{Name: t.Function.Name, Arguments: string(b)}, true
+	}
+	return ToolCall{}, false
 }
 
 // defaultContent answers a request no rule matched: JSON generated from the

@@ -7,6 +7,7 @@ package redact
 
 import (
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -108,15 +109,47 @@ func Any() bool {
 	return len(secrets) > 0
 }
 
-// String replaces every known secret in s with Mask.
+// String replaces every known secret in s with Mask, and, whatever their
+// length, the password of any URL in s and the values of query parameters
+// named like credentials (?api_key=..., &token=..., &sig=...).
 func String(s string) string {
 	envLoaded.Do(loadEnv)
 	mu.RLock()
-	defer mu.RUnlock()
 	for _, sec := range secrets {
 		if strings.Contains(s, sec) {
 			s = strings.ReplaceAll(s, sec, Mask)
 		}
 	}
+	mu.RUnlock()
+	if strings.Contains(s, "://") {
+		s = urlPassword.ReplaceAllString(s, "${1}"+Mask+"${3}")
+	}
+	if strings.Contains(s, "=") {
+		s = queryParam.ReplaceAllStringFunc(s, func(m string) string {
+			sub := queryParam.FindStringSubmatch(m)
+			if !CredentialParam(sub[2]) || sub[3] == Mask {
+				return m
+			}
+			return sub[1] + Mask
+		})
+	}
 	return s
+}
+
+var (
+	// urlPassword finds scheme://user:password@ in text.
+	urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)([^@\s/]+)(@)`)
+	// queryParam finds ?name=value and &name=value in text.
+	queryParam = regexp.MustCompile(`([?&;]([A-Za-z0-9_.\-]+)=)([^&;\s"'#<>]+)`)
+)
+
+// CredentialParam reports whether a URL query parameter's name says it
+// carries a credential: the secret names (api_key, token, password, ...)
+// and the short ones URLs use (key, sig, signature, pass, pwd).
+func CredentialParam(name string) bool {
+	switch strings.ToLower(name) {
+	case "key", "sig", "signature", "pass", "pwd", "auth", "code":
+		return true
+	}
+	return SecretName(name)
 }

@@ -47,3 +47,21 @@ func TestString(t *testing.T) {
 		t.Error("Any() = false with secrets known")
 	}
 }
+
+// TestShortCredentialsInURLs: a URL's password and credential-named query
+// parameters are hidden whatever their length; other text is left alone.
+func TestShortCredentialsInURLs(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"post http://bob:pw1@agent.local/v1: refused", "post http://bob:" + Mask + "@agent.local/v1: refused"},
+		{"GET https://api.example.com/x?token=abc1234&page=2", "GET https://api.example.com/x?token=" + Mask + "&page=2"},
+		{`"url": "https://h/p?api_key=k1&sig=z9"`, `"url": "https://h/p?api_key=` + Mask + `&sig=` + Mask + `"`},
+		{"https://h/p?page=2&q=token", "https://h/p?page=2&q=token"},
+		{"the pass is over; a=b", "the pass is over; a=b"},
+		{"ftp://anonymous@host/file", "ftp://anonymous@host/file"},
+	}
+	for _, tt := range tests {
+		if got := String(tt.in); got != tt.want {
+			t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -100,6 +100,9 @@ func (m *model) Generate(ctx context.Context, req *agenteval.ModelRequest) (*age
 				call.RawArgs = string(b.Input)
 			} else {
 				call.Args = args
+				if agenteval.HasNestedObjects(args) {
+					call.KeyOrder = agenteval.KeyOrderOf(b.Input)
+				}
 			}
 			out.Message.ToolCalls = append(out.Message.ToolCalls, call)
 		}

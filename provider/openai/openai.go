@@ -196,6 +196,9 @@ func (m *model) Generate(ctx context.Context, req *agenteval.ModelRequest) (*age
 	for _, tc := range ch.Message.ToolCalls {
 		call := agenteval.ToolCall{ID: tc.ID, Name: tc.Function.Name}
 		call.Args, call.RawArgs = decodeArgs(tc.Function.Arguments)
+		if agenteval.HasNestedObjects(call.Args) {
+			call.KeyOrder = agenteval.KeyOrderOf([]byte(tc.Function.Arguments))
+		}
 		out.Message.ToolCalls = append(out.Message.ToolCalls, call)
 	}
 	return out, nil

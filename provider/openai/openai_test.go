@@ -273,3 +273,32 @@ func TestTemperatureRefused(t *testing.T) {
 		t.Errorf("%d requests; want one refused, then one per call without temperature", s.Calls())
 	}
 }
+
+// TestCallBudget: a server asking for a long Retry-After does not hold a
+// call past its budget; the error says why it stopped.
+func TestCallBudget(t *testing.T) {
+	s := start(t, fakellm.Options{})
+	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Fault: fakellm.FaultRateLimit, RetryAfter: 10 * time.Minute}})
+	begin := time.Now()
+	_, err := open(t, s, func(c *provider.Config) { c.CallBudget = 2 * time.Second }).Generate(context.Background(), ask("x"))
+	if err == nil || !strings.Contains(err.Error(), "gave up: the call budget of 2s (--call-budget) would run out before the next attempt, which the server asked to wait 10m0s for") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(begin); d > time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+// TestRetriesAreCounted: a call that needed retries says how many, and how
+// long it waited, in its usage.
+func TestRetriesAreCounted(t *testing.T) {
+	s := start(t, fakellm.Options{})
+	s.Add(&fakellm.Rule{Times: 2, Reply: fakellm.Reply{Fault: fakellm.FaultRateLimit, RetryAfter: 50 * time.Millisecond}})
+	resp, err := open(t, s, nil).Generate(context.Background(), ask("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Usage.Retries != 2 || resp.Usage.WaitedMS < 100 || resp.Usage.Calls != 1 {
+		t.Errorf("usage = %+v", resp.Usage)
+	}
+}

@@ -1,0 +1,50 @@
+//go:build unix
+
+package grade
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agenteval/agenteval"
+)
+
+// TestScriptTimeoutKillsGrandchildren: a script whose child outlives it
+// (and holds its stdout) still ends at the grader's timeout, and the child
+// goes with it.
+func TestScriptTimeoutKillsGrandchildren(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	script := filepath.Join(dir, "slow.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\nsleep 20 &\necho $! > "+pidFile+"\nwait\n"), 0o755)
+	g, err := New(Spec{Type: "script", Options: ScriptOptions{Command: Strings{script}, Timeout: "1s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s, err := Run(context.Background(), g, "script", "script", &agenteval.GradeInput{})
+	took := time.Since(start)
+	if err == nil || !strings.Contains(s.Reason, "did not finish within 1s") {
+		t.Errorf("score %+v, err %v", s, err)
+	}
+	if took > 2*time.Second {
+		t.Errorf("took %v for a 1s timeout", took)
+	}
+	// SIGKILL is delivered at once, but reaping takes a moment.
+	pid, _ := os.ReadFile(pidFile)
+	p := strings.TrimSpace(string(pid))
+	for deadline := time.Now().Add(2 * time.Second); p != ""; time.Sleep(20 * time.Millisecond) {
+		state, err := os.ReadFile("/proc/" + p + "/stat")
+		if err != nil || strings.Contains(string(state), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the grandchild %s is still running: %s", p, state)
+			break
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package suite
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/agenteval/agenteval"
+	"go.yaml.in/yaml/v4"
+)
+
+// ProjectFile is what a project file (agenteval.yaml) holds: the targets,
+// mock tools, judge and simulated-user model that a project's eval files
+// share, and defaults for runs. Package project finds the file and applies
+// it; the keys are read here, with the same rules and messages as an eval
+// file's.
+type ProjectFile struct {
+	File      string
+	Targets   []TargetSpec
+	Tools     []ToolMock
+	Judge     *JudgeSpec
+	Simulator string
+	Defaults  ProjectDefaults
+	// Warnings are problems that do not stop the file (an unset
+	// environment variable is empty); Options.Strict makes them errors.
+	Warnings []*agenteval.PosError
+}
+
+// ProjectDefaults apply where neither the command line nor the eval file
+// (or test) says otherwise.
+type ProjectDefaults struct {
+	// Target names the target to run, as --target does.
+	Target string
+	// Threshold is the pass mark; nil means 0.8.
+	Threshold *float64
+	// Jobs is -j: conversations at once; 0 means 4 per CPU.
+	Jobs int
+	// Trials is how many times each test runs, unless it says.
+	Trials int
+}
+
+var projectKeys = []string{"targets", "tools", "judge", "simulator", "defaults"}
+
+// ParseProject reads a project file. The error, when not nil, joins every
+// problem found, each a *agenteval.PosError. The environment is
+// interpolated as in eval files.
+func ParseProject(path string, data []byte, opt Options) (*ProjectFile, error) {
+	env := opt.Env
+	if env == nil {
+		env = osEnv
+	}
+	d := &decoder{file: path, env: env, problems: &problems{}}
+	p := &ProjectFile{File: path}
+	root, ok := d.parse(data, "YAML")
+	if ok && root != nil && !isNull(root) {
+		for _, f := range d.fields(root, "the project file", projectKeys) {
+			switch f.key {
+			case "targets":
+				p.Targets = d.targets(f.value)
+			case "tools":
+				p.Tools = d.tools(f.value)
+			case "judge":
+				p.Judge = d.judge(f.value)
+			case "simulator":
+				p.Simulator = d.str(f.value, "simulator")
+				if !strings.Contains(p.Simulator, ":") {
+					d.fail(f.value, "simulator must be provider:model, such as openai:gpt-4o-mini")
+				}
+			case "defaults":
+				d.projectDefaults(f.value, p)
+			}
+		}
+	}
+	if p.Defaults.Target != "" && !strings.Contains(p.Defaults.Target, ":") {
+		found := false
+		for _, t := range p.Targets {
+			found = found || t.Name == p.Defaults.Target
+		}
+		if !found && len(p.Targets) > 0 {
+			d.errs = append(d.errs, &agenteval.PosError{File: path, Line: 1, Col: 1, Msg: "defaults.target " + p.Defaults.Target + " is not one of the project's targets"})
+		}
+	}
+	sortPos(d.warns)
+	if opt.Strict {
+		for _, w := range d.warns {
+			d.errs = append(d.errs, w)
+		}
+	} else {
+		p.Warnings = d.warns
+	}
+	if len(d.errs) > 0 {
+		sortErrors(d.errs)
+		return p, errors.Join(d.errs...)
+	}
+	return p, nil
+}
+
+func (d *decoder) projectDefaults(n *yaml.Node, p *ProjectFile) {
+	for _, f := range d.fields(n, "defaults", []string{"target", "threshold", "jobs", "trials"}) {
+		switch f.key {
+		case "target":
+			p.Defaults.Target = d.str(f.value, "defaults.target")
+		case "threshold":
+			p.Defaults.Threshold = d.threshold(f.value)
+		case "jobs":
+			if v, ok := d.integer(f.value, "defaults.jobs"); ok {
+				if v < 1 {
+					d.fail(f.value, "defaults.jobs must be 1 or more")
+				}
+				p.Defaults.Jobs = v
+			}
+		case "trials":
+			if v, ok := d.integer(f.value, "defaults.trials"); ok {
+				checkTrials(d, f.value, "defaults.trials", v)
+				p.Defaults.Trials = v
+			}
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// shape is what detection learns from the first JSON value of a file: its
+// top-level keys, and a few of their values when they are short strings.
+type shape struct {
+	array  bool // the file opens with '['
+	keys   map[string]bool
+	str    map[string]string
+	first  *shape // the first element, for an array or a "data"/"messages" list
+	inList string // the key whose list first describes
+}
+
+// detect picks the format of a file from its first bytes. What it cannot
+// place is left to the dataset reader, whose errors say what a row needs.
+func detect(head []byte) *Format {
+	sh := sniff(head)
+	name := "ragas"
+	switch {
+	case sh == nil:
+	case sh.array && sh.first != nil:
+		e := sh.first
+		switch {
+		case e.has("resourceSpans", "resource_spans", "resourceLogs", "resource_logs"):
+			name = "otlp"
+		case e.str["object"] == "trace" || e.str["object"] == "trace.span":
+			name = "openai-agents"
+		case isLangChainMessage(e):
+			name = "langchain"
+		case e.has("schema_version") && strings.HasPrefix(e.str["schema_version"], "ATIF"):
+			name = "atif"
+		}
+	case sh.has("resourceSpans", "resource_spans", "resourceLogs", "resource_logs", "batches"):
+		name = "otlp"
+	case sh.str["object"] == "trace" || sh.str["object"] == "trace.span":
+		name = "openai-agents"
+	case sh.inList == "data" && sh.first != nil && (sh.first.str["object"] == "trace" || sh.first.str["object"] == "trace.span"):
+		name = "openai-agents"
+	case strings.HasPrefix(sh.str["schema_version"], "ATIF"):
+		name = "atif"
+	case sh.has("eval") && (sh.has("samples") || sh.has("status") || sh.has("version")):
+		name = "inspect"
+	case sh.inList == "messages" && sh.first != nil && isLangChainMessage(sh.first):
+		name = "langchain"
+	case sh.has("payload") && isCodexType(sh.str["type"]):
+		name = "codex"
+	case sh.has("data") && isCopilotType(sh.str["type"]):
+		name = "copilot"
+	case isClaudeLine(sh):
+		name = "claude"
+	}
+	f, _ := LookupFormat(name)
+	return f
+}
+
+func (s *shape) has(keys ...string) bool {
+	for _, k := range keys {
+		if s.keys[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// isLangChainMessage matches messages_to_dict output: {type, data: {content}}.
+func isLangChainMessage(s *shape) bool {
+	switch s.str["type"] {
+	case "human", "ai", "system", "tool", "function", "chat", "HumanMessage", "AIMessage", "SystemMessage", "ToolMessage",
+		"HumanMessageChunk", "AIMessageChunk":
+		return s.has("data")
+	}
+	// LangChain's dumpd form: {lc: 1, type: "constructor", id: [...], kwargs}.
+	return s.has("lc") && s.has("kwargs")
+}
+
+func isCodexType(t string) bool {
+	switch t {
+	case "session_meta", "response_item", "event_msg", "turn_context", "compacted":
+		return true
+	}
+	return false
+}
+
+func isCopilotType(t string) bool {
+	return strings.HasPrefix(t, "session.") || strings.HasPrefix(t, "user.") || strings.HasPrefix(t, "assistant.") || strings.HasPrefix(t, "tool.")
+}
+
+func isClaudeLine(s *shape) bool {
+	switch s.str["type"] {
+	case "user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation":
+		return s.has("sessionId", "uuid", "leafUuid", "parentUuid", "messageId", "snapshot")
+	}
+	return false
+}
+
+// sniff reads the top-level keys of the first JSON value in head, which
+// may be cut short. It also looks one level into an array, and into a
+// "data" or "messages" list, at the first element.
+func sniff(head []byte) *shape {
+	head = bytes.TrimPrefix(head, []byte{0xEF, 0xBB, 0xBF})
+	dec := json.NewDecoder(bytes.NewReader(head))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil
+	}
+	switch tok {
+	case json.Delim('['):
+		s := &shape{array: true}
+		if dec.More() {
+			if t, err := dec.Token(); err == nil && t == json.Delim('{') {
+				s.first = sniffObject(dec, 1)
+			}
+		}
+		return s
+	case json.Delim('{'):
+		return sniffObject(dec, 0)
+	}
+	return nil
+}
+
+// sniffObject reads an object's keys after its opening brace; depth
+// limits how far it looks into lists.
+func sniffObject(dec *json.Decoder, depth int) *shape {
+	s := &shape{keys: map[string]bool{}, str: map[string]string{}}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return s
+		}
+		k, ok := t.(string)
+		if !ok {
+			return s
+		}
+		s.keys[k] = true
+		if depth == 0 && (k == "data" || k == "messages") && s.first == nil {
+			t, err := dec.Token()
+			if err != nil {
+				return s
+			}
+			if t == json.Delim('[') {
+				if dec.More() {
+					t, err := dec.Token()
+					if err != nil {
+						return s
+					}
+					if t == json.Delim('{') {
+						s.first = sniffObject(dec, depth+1)
+						s.inList = k
+					} else if !skipAfter(dec, t) {
+						return s
+					}
+				}
+				if !skipRest(dec, 1) {
+					return s
+				}
+				continue
+			}
+			if !skipAfter(dec, t) {
+				return s
+			}
+			continue
+		}
+		t, err = dec.Token()
+		if err != nil {
+			return s
+		}
+		if v, ok := t.(string); ok {
+			if len(v) <= 64 {
+				s.str[k] = v
+			}
+			continue
+		}
+		if !skipAfter(dec, t) {
+			return s
+		}
+	}
+	dec.Token() // the closing brace
+	return s
+}
+
+// skipAfter skips the rest of a value whose first token was t.
+func skipAfter(dec *json.Decoder, t json.Token) bool {
+	if d, ok := t.(json.Delim); ok && (d == '{' || d == '[') {
+		return skipRest(dec, 1)
+	}
+	return true
+}
+
+// skipRest reads tokens until depth open containers are closed.
+func skipRest(dec *json.Decoder, depth int) bool {
+	for depth > 0 {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if d, ok := t.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+		}
+	}
+	return true
+}
