@@ -77,10 +77,13 @@ func (d *decoder) refuseExec(s *Suite) {
 		if len(ts.Command) > 0 {
 			d.errs = append(d.errs, ts.Pos.Errorf(fmt.Sprintf("target %q runs %s: %s", ts.Name, ts.Command[0], why)))
 		}
+		if ts.Template != "" {
+			d.errs = append(d.errs, ts.Pos.Errorf(fmt.Sprintf("target %q runs a command (AgentV's cli provider): %s", ts.Name, why)))
+		}
 	}
 	check := func(list []agenteval.AssertionSpec) {
 		for _, a := range list {
-			if def, _, ok := grade.Find(grade.All(), a.Type); ok && def == grade.Script {
+			if runsProgram(a.Type, a.Params) {
 				d.errs = append(d.errs, a.Pos.Errorf("a "+a.Type+" assertion runs a program: "+why))
 			}
 		}
@@ -171,4 +174,35 @@ func sortPos(ps []*agenteval.PosError) {
 		}
 		return a.Col < b.Col
 	})
+}
+
+// runsProgram says whether a grader of this type and settings runs a
+// program: a script, an llm_grader's prompt_command, a composite with
+// either among its members or a code aggregator.
+func runsProgram(typ string, params map[string]any) bool {
+	def, _, ok := grade.Find(grade.All(), typ)
+	switch {
+	case !ok:
+		return false
+	case def == grade.Script:
+		return true
+	case def == grade.LLMGrader:
+		return params["prompt_command"] != nil
+	case def == grade.Composite:
+		if agg, ok := params["aggregator"].(map[string]any); ok {
+			if t, _ := agg["type"].(string); strings.Contains(t, "code") || t == "script" {
+				return true
+			}
+		}
+		members, _ := params["assertions"].([]any)
+		for _, m := range members {
+			if mm, ok := m.(map[string]any); ok {
+				t, _ := mm["type"].(string)
+				if runsProgram(t, mm) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -75,7 +75,7 @@ while IFS= read -r f; do
 		ok=$((ok + 1))
 		echo "$f" >> "$work/loaded"
 		line=$(tail -1 "$work/out")
-		if [[ $line =~ ok,\ ([0-9]+)\ tests.*,\ ([0-9]+)\ will\ be\ skipped ]] && [[ ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]; then
+		if [[ $line =~ ok,\ ([0-9]+)\ tests?\ .*\ ([0-9]+)\ will\ be\ skipped ]] && [[ ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]; then
 			skipped_all=$((skipped_all + 1))
 		fi
 	else
