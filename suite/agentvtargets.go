@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
@@ -257,4 +258,31 @@ func ensureHTTPS(host string) string {
 		return host
 	}
 	return "https://" + host + ".openai.azure.com"
+}
+
+// targetsFrom reads every target of a targets file an eval file names
+// (targets: file://targets.yaml).
+func (d *decoder) targetsFrom(n *yaml.Node) []TargetSpec {
+	path, tried := d.findFile(d.str(n, "targets"))
+	if path == "" {
+		d.fail(n, "targets file %s is not there (looked in %s)", n.Value, strings.Join(tried, ", "))
+		return nil
+	}
+	defs := d.readTargetsFile(path)
+	td := d.sub(path)
+	td.lenient = true
+	names := make([]string, 0, len(defs))
+	for name := range defs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []TargetSpec
+	for _, name := range names {
+		var chain []string
+		if spec, ok := td.resolveTarget(defs, name, &chain); ok {
+			spec.Name = name
+			out = append(out, spec)
+		}
+	}
+	return out
 }

@@ -122,12 +122,37 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 		case "threshold":
 			s.Threshold = d.threshold(f.value)
 		case "targets":
+			if rn := resolve(f.value); rn != nil && rn.Kind == yaml.ScalarNode {
+				// A reference to a targets file (AgentV's config graph).
+				s.Targets = append(s.Targets, d.targetsFrom(rn)...)
+				continue
+			}
 			s.Targets = append(s.Targets, d.targets(f.value)...)
 		case "providers":
 			specs, names := d.providers(f.value)
 			s.Targets = append(s.Targets, specs...)
 			s.Matrix = append(s.Matrix, names...)
 		case "target":
+			if rn := resolve(f.value); rn != nil && rn.Kind == yaml.MappingNode {
+				// An inline target: {name, extends or use_target, hooks}.
+				name := scalarField(rn, "name")
+				use := scalarField(rn, "extends")
+				if use == "" {
+					use = scalarField(rn, "use_target")
+				}
+				use = d.interpolate(rn, use)
+				if mappingValue(rn, "hooks") != nil {
+					d.warn(rn, "target hooks set up a coding agent's workspace; agenteval does not run them")
+				}
+				if name == "" {
+					name = use
+				}
+				if use != "" && use != name {
+					s.Targets = append(s.Targets, TargetSpec{Name: name, alias: use, Pos: d.pos(rn)})
+				}
+				s.DefaultTarget = name
+				continue
+			}
 			s.DefaultTarget = d.str(f.value, "target")
 		case "judge":
 			s.Judge = d.judge(f.value)
