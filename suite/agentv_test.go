@@ -463,3 +463,28 @@ tests:
 		t.Errorf("matrix = %v", s.Matrix)
 	}
 }
+
+// AgentV's config graph names a targets file, and an inline target that
+// extends another.
+func TestTargetsByReference(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"targets.yaml": "- {id: openai, label: mini, model: gpt-4o-mini}\n",
+		"e.eval.yaml": `
+targets: file://targets.yaml
+target:
+  name: baseline
+  extends: mini
+  hooks: {before_each: {command: [sh, x.sh]}}
+tests:
+  - {id: a, input: hi}
+`,
+	})
+	s := load(t, filepath.Join(dir, "e.eval.yaml"), Options{})
+	by := map[string]TargetSpec{}
+	for _, tg := range s.Targets {
+		by[tg.Name] = tg
+	}
+	if s.DefaultTarget != "baseline" || by["mini"].Model != "openai:gpt-4o-mini" || by["baseline"].Model != "openai:gpt-4o-mini" {
+		t.Errorf("default %q, targets %+v", s.DefaultTarget, by)
+	}
+}

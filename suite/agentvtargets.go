@@ -42,6 +42,7 @@ func FindTargetsFile(evalFile string) string {
 // execution.targets, providers, tests' targets) and does not define, from
 // AgentV's targets file.
 func (d *decoder) agentvTargets(s *Suite) {
+	resolveAliases(s)
 	wanted := append([]string{s.DefaultTarget}, s.Matrix...)
 	for _, t := range s.Tests {
 		wanted = append(wanted, t.Targets...)
@@ -61,7 +62,7 @@ func (d *decoder) agentvTargets(s *Suite) {
 		// AgentV runs "default" when the file names no target.
 		missing = append(missing, "default")
 	}
-	if len(missing) == 0 {
+	if len(missing) == 0 && !hasAlias(s) {
 		return
 	}
 	path := FindTargetsFile(d.file)
@@ -93,6 +94,34 @@ func (d *decoder) agentvTargets(s *Suite) {
 			}
 		}
 	}
+}
+
+// resolveAliases makes a target that stands for another (use_target,
+// extends) that target, when the suite defines it.
+func resolveAliases(s *Suite) {
+	for i := range s.Targets {
+		a := s.Targets[i].alias
+		if a == "" {
+			continue
+		}
+		for _, o := range s.Targets {
+			if o.Name == a && o.alias == "" {
+				name, pos := s.Targets[i].Name, s.Targets[i].Pos
+				s.Targets[i] = o
+				s.Targets[i].Name, s.Targets[i].Pos = name, pos
+				break
+			}
+		}
+	}
+}
+
+func hasAlias(s *Suite) bool {
+	for _, t := range s.Targets {
+		if t.alias != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // readTargetsFile reads a targets file into its entries by name: v4's
