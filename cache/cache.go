@@ -4,7 +4,7 @@
 // against a deterministic agent makes no judge calls; agent calls are never
 // cached.
 //
-// It imports the root package and the standard library.
+// It imports the root package, internal/redact and the standard library.
 package cache
 
 import (
@@ -27,16 +27,26 @@ import (
 	"github.com/agenteval/agenteval/internal/redact"
 )
 
-// DefaultDir is where the CLI keeps the cache, relative to the working
-// directory, unless AGENTEVAL_CACHE_DIR names another folder.
+// DefaultDir is where the CLI keeps the cache, under the project root (the
+// folder of agenteval.yaml, else the git root, else the working
+// directory), unless AGENTEVAL_CACHE_DIR names another folder. Runs from
+// any folder of a project share it.
 const DefaultDir = ".agenteval/cache"
 
-// Dir is the cache folder in effect: AGENTEVAL_CACHE_DIR, else DefaultDir.
-func Dir() string {
+// Dir is the cache folder in effect for the project at root:
+// AGENTEVAL_CACHE_DIR, else DefaultDir under root, relative to the working
+// directory where it can be, so messages stay short.
+func Dir(root string) string {
 	if d := os.Getenv("AGENTEVAL_CACHE_DIR"); d != "" {
 		return d
 	}
-	return DefaultDir
+	dir := filepath.Join(root, DefaultDir)
+	if wd, err := os.Getwd(); err == nil && filepath.IsAbs(dir) {
+		if rel, err := filepath.Rel(wd, dir); err == nil {
+			return rel
+		}
+	}
+	return dir
 }
 
 // version changes when the meaning of cached entries changes.

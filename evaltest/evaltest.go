@@ -33,6 +33,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/judge"
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/run"
 	"github.com/agenteval/agenteval/suite"
@@ -161,7 +162,7 @@ func Results(ctx context.Context, path string, agent agenteval.Agent, opt Option
 // prepare loads the suite and the runner's options: the judge, and how
 // to open a test's user.model.
 func prepare(path string, agent agenteval.Agent, opt Options) (*suite.Suite, run.Options, error) {
-	store := &cache.Store{Dir: cache.Dir()}
+	store := &cache.Store{Dir: cache.Dir(project.Here())}
 	open := func(spec string) (agenteval.Model, error) {
 		cfg, err := provider.ParseSpec(spec)
 		if err != nil {

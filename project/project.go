@@ -3,7 +3,8 @@
 // project's eval files and data files share, so a JSON data file with no
 // targets of its own (agent_inspect samples) runs against the project's
 // agent, and a team keeps its targets in one place. It also says where the
-// project's root is.
+// project's root is, and where its state lives there: the run store and the
+// cache (.agenteval), and the git commit a run starts from.
 //
 // It imports suite (which reads the file's keys, with
 // the same rules and messages as an eval file's), and the standard library.

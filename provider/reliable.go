@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agenteval/agenteval"
@@ -107,6 +108,11 @@ func (r *reliable) Generate(ctx context.Context, req *agenteval.ModelRequest) (*
 			return nil, &Error{Spec: spec, Attempts: attempt, Msg: "cancelled: " + context.Cause(ctx).Error()}
 		}
 		e := &Error{Spec: spec, Status: class.status, Attempts: attempt, Msg: Redact(class.describe(err, r.cfg))}
+		// Nothing listens at the endpoint: after one more try (a server
+		// may be starting), every later call would fail the same way.
+		if class.refused && attempt >= 2 {
+			class.fatal = true
+		}
 		if class.fatal {
 			fe := &agenteval.FatalError{Err: e}
 			r.mu.Lock()
@@ -154,6 +160,7 @@ type errClass struct {
 	retryable  bool
 	fatal      bool
 	timedOut   bool
+	refused    bool // nothing listens at the endpoint, or its host is unknown
 }
 
 // attempt makes one call, within the per-call timeout and what is left of
@@ -198,8 +205,27 @@ func (r *reliable) attempt(ctx context.Context, req *agenteval.ModelRequest, dea
 	case status == 0:
 		var ne net.Error
 		c.retryable = errors.As(err, &ne) || errors.Is(err, net.ErrClosed) || isConnErr(err)
+		c.refused = errors.Is(err, syscall.ECONNREFUSED) || isNoSuchHost(err)
 	}
 	return nil, c, err
+}
+
+// isNoSuchHost reports a DNS failure: a base URL with a typo.
+func isNoSuchHost(err error) bool {
+	var de *net.DNSError
+	return errors.As(err, &de) && de.IsNotFound
+}
+
+// reachHint says what to check when nothing answers at a provider's
+// endpoint.
+func reachHint(cfg Config) string {
+	switch {
+	case cfg.Provider == "ollama":
+		return fmt.Sprintf("is Ollama running at %s? Start it with 'ollama serve', or point OLLAMA_HOST at it", strings.TrimSuffix(strings.TrimSuffix(cfg.BaseURL, "/"), "/v1"))
+	case cfg.BaseURL != "":
+		return "is a server running there? Check the base URL you configured (a *_BASE_URL variable, or the target's)"
+	}
+	return "check the network and the base URL"
 }
 
 func isConnErr(err error) bool {
@@ -226,6 +252,8 @@ func (c errClass) describe(err error, cfg Config) string {
 		return fmt.Sprintf("server error (HTTP %d): %v", c.status, err)
 	case c.status >= 200 && c.status < 300:
 		return fmt.Sprintf("the response could not be read: %v", err)
+	case c.refused:
+		return fmt.Sprintf("cannot reach %s: %v; %s", cfg.BaseURL, err, reachHint(cfg))
 	case c.status == 0:
 		return fmt.Sprintf("request failed: %v", err)
 	}

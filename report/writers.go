@@ -56,10 +56,27 @@ func (w *jsonlWriter) Write(r *agenteval.Result) error {
 
 func (w *jsonlWriter) Close(*Summary) error { return w.bw.Flush() }
 
-// jsonWriter streams {"results": [...], "summary": {...}}.
+// Start writes the header line; a file that is resumed has one already,
+// so its writer is not started.
+func (w *jsonlWriter) Start(h *Header) error {
+	h.Record = RecordRun
+	b, err := marshal(h)
+	if err != nil {
+		return fmt.Errorf("encode run header: %w", err)
+	}
+	w.bw.Write(b)
+	w.bw.WriteByte('\n')
+	if err := w.bw.Flush(); err != nil {
+		return fmt.Errorf("write run header: %w", err)
+	}
+	return nil
+}
+
+// jsonWriter streams {"run": {...}, "results": [...], "summary": {...}}.
 type jsonWriter struct {
-	bw *bufio.Writer
-	n  int
+	bw      *bufio.Writer
+	n       int
+	started bool
 }
 
 // NewJSON writes one JSON document holding every result and the summary.
@@ -73,7 +90,7 @@ func (w *jsonWriter) Write(r *agenteval.Result) error {
 	}
 	sep := ",\n  "
 	if w.n == 0 {
-		sep = "{\"results\": [\n  "
+		sep = w.open() + "\n  "
 	}
 	w.n++
 	if _, err := w.bw.WriteString(sep); err != nil {
@@ -85,9 +102,29 @@ func (w *jsonWriter) Write(r *agenteval.Result) error {
 	return w.bw.Flush()
 }
 
+// open is what comes before the first result.
+func (w *jsonWriter) open() string {
+	if w.started {
+		return "\"results\": ["
+	}
+	return "{\"results\": ["
+}
+
+// Start writes the run's header first in the document.
+func (w *jsonWriter) Start(h *Header) error {
+	h.Record = RecordRun
+	b, err := marshal(h)
+	if err != nil {
+		return fmt.Errorf("encode run header: %w", err)
+	}
+	fmt.Fprintf(w.bw, "{\"run\": %s,\n", b)
+	w.started = true
+	return nil
+}
+
 func (w *jsonWriter) Close(sum *Summary) error {
 	if w.n == 0 {
-		w.bw.WriteString("{\"results\": [")
+		w.bw.WriteString(w.open())
 	}
 	b, err := marshal(sum)
 	if err != nil {

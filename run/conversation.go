@@ -222,6 +222,9 @@ func (s *session) call(k int) (agenteval.Conversation, float64, error) {
 	resp, err := s.r.opt.Agent.Respond(s.ctx, &agenteval.AgentRequest{ConversationID: s.id, Turn: k, Messages: append(agenteval.Conversation(nil), s.history...)})
 	ms := float64(time.Since(t0).Microseconds()) / 1000
 	s.ms += ms
+	// A model target whose credentials are rejected, or whose server is
+	// not there, would fail every test the same way: stop the run.
+	s.r.fatalFrom(err)
 	if resp == nil {
 		return nil, ms, err
 	}

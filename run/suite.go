@@ -369,7 +369,7 @@ func errorTrial(trial int, why string) agenteval.Trial {
 // result combines a finished test's trials and lets go of its graders.
 func (d *dispatcher) result(st *testState) *agenteval.Result {
 	t := st.test
-	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: d.r.opt.Target, ConversationID: t.ConversationID, Scores: []agenteval.Score{}}
+	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: d.r.opt.Target, ConversationID: t.ConversationID, Tags: Tags(t), Scores: []agenteval.Score{}}
 	combineTrials(res, t, st.trials, d.r.threshold(t))
 	// Trials run side by side: the test took as long as its longest, not
 	// counting the wait for a free slot.
@@ -401,7 +401,7 @@ func (d *dispatcher) finish(st *testState, status agenteval.ExecutionStatus) {
 // dependencyResult is the result of a test that does not run because a
 // dependency ended in execution_error.
 func (r *suiteRunner) dependencyResult(t *agenteval.Test, failedDeps []string) *agenteval.Result {
-	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, ConversationID: t.ConversationID, Scores: []agenteval.Score{}}
+	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, ConversationID: t.ConversationID, Tags: Tags(t), Scores: []agenteval.Score{}}
 	res.Verdict = agenteval.VerdictSkip
 	res.Error = fmt.Sprintf("skipped because its dependency %v ended in execution_error (on_dependency_failure: skip)", failedDeps)
 	if t.OnDependencyFailure == "fail" {
@@ -416,7 +416,7 @@ func (r *suiteRunner) dependencyResult(t *agenteval.Test, failedDeps []string) *
 // not run (Test.Skip). It did not fail and did not err: its execution
 // status is ok, so its dependents run.
 func (r *suiteRunner) skipResult(t *agenteval.Test) *agenteval.Result {
-	return &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, ConversationID: t.ConversationID,
+	return &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, ConversationID: t.ConversationID, Tags: Tags(t),
 		Scores: []agenteval.Score{}, Verdict: agenteval.VerdictSkip, ExecutionStatus: agenteval.StatusOK, Error: "skipped: " + t.Skip}
 }
 

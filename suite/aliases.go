@@ -13,12 +13,15 @@ import (
 // with each anchor counted once, and refuses a document whose aliases more
 // than multiply it.
 
-// aliasBudget is how many values a document's aliases may add beyond the
-// nodes it has: at least minAliasBudget, and more for big files that reuse
-// anchors (defaults merged into every test).
+// aliasBudget is how much a document's aliases may add to it, in units of
+// one value or 64 bytes of text, whichever is more: at least
+// minAliasBudget (about 6 MB), and more for big files that reuse anchors
+// (defaults merged into every test). Counting text, not only values, keeps
+// a long string repeated by reference from costing gigabytes.
 const (
 	minAliasBudget    = 100_000
 	aliasBudgetFactor = 10
+	unitBytes         = 64
 )
 
 // checkAliases reports, at the alias to blame, a document whose aliases
@@ -41,9 +44,9 @@ func (d *decoder) checkAliases(root *yaml.Node) bool {
 	if worst != nil {
 		at = worst
 	}
-	what := fmt.Sprintf("the alias *%s expands to more than %d values", at.Value, budget)
+	what := fmt.Sprintf("the alias *%s expands to more than %s", at.Value, units(budget))
 	if worstSize <= budget {
-		what = fmt.Sprintf("the file's aliases together expand to more than %d values (the biggest, *%s, to %d)", budget, at.Value, worstSize)
+		what = fmt.Sprintf("the file's aliases together expand to more than %s (the biggest, *%s, to %s)", units(budget), at.Value, units(worstSize))
 	}
 	d.fail(at, "%s: nested aliases that multiply like this (a \"billion laughs\") are refused; write the repeated values out, or nest the aliases less", what)
 	return false
@@ -55,12 +58,17 @@ type aliasCounter struct {
 	cap  int // sizes saturate here, so counting never overflows
 }
 
-// nodes counts the nodes written in the document, not following aliases.
+// weight is what one node costs by itself: one value, and its text.
+func weight(n *yaml.Node) int {
+	return 1 + len(n.Value)/unitBytes
+}
+
+// nodes weighs the nodes written in the document, not following aliases.
 func (c *aliasCounter) nodes(n *yaml.Node) int {
 	if n == nil {
 		return 0
 	}
-	total := 1
+	total := weight(n)
 	for _, k := range n.Content {
 		total += c.nodes(k)
 	}
@@ -85,7 +93,7 @@ func (c *aliasCounter) expanded(n *yaml.Node) int {
 	}
 	c.busy[n] = true
 	defer delete(c.busy, n)
-	total := 1
+	total := weight(n)
 	if n.Kind == yaml.AliasNode {
 		total = c.expanded(n.Alias)
 	} else {
@@ -109,4 +117,10 @@ func (c *aliasCounter) eachAlias(n *yaml.Node, f func(*yaml.Node)) {
 	for _, k := range n.Content {
 		c.eachAlias(k, f)
 	}
+}
+
+// units says how big an expansion is: its values, or its text when that is
+// the larger.
+func units(n int) string {
+	return fmt.Sprintf("%d values (or %d KB of text)", n, n*unitBytes/1024)
 }

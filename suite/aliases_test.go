@@ -108,3 +108,37 @@ func TestNotText(t *testing.T) {
 		}
 	}
 }
+
+// TestLongStringAliases: a long string repeated by reference counts by its
+// size, so a 1 MB file cannot stand for gigabytes.
+func TestLongStringAliases(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x-big: &big \"" + strings.Repeat("x", 1<<20) + "\"\ntests:\n  - id: t\n    input: hi\n    assertions:\n      - type: contains_any\n        value: [")
+	for i := range 300 {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("*big")
+	}
+	b.WriteString("]\n")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := Parse("long.yaml", []byte(b.String()), Options{})
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "billion laughs") {
+		t.Fatalf("err = %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("%d MB allocated", alloc>>20)
+	}
+}
+
+// TestSecondDocument: a second YAML document is an error, not silently
+// dropped.
+func TestSecondDocument(t *testing.T) {
+	_, err := Parse("two.yaml", []byte("tests:\n  - {id: a, input: hi}\n---\ntests:\n  - {id: b, input: hi}\n"), Options{})
+	if err == nil || !strings.Contains(err.Error(), "two.yaml:3:1: a second YAML document") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,8 +1,10 @@
 package suite
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,7 +221,23 @@ func (d *decoder) parse(data []byte, lang string) (*yaml.Node, bool) {
 		return nil, false
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	err := dec.Decode(&doc)
+	if errors.Is(err, io.EOF) {
+		err = nil // an empty file, said below
+	}
+	if err == nil {
+		// A second document would be ignored; say so instead.
+		var next yaml.Node
+		if e2 := dec.Decode(&next); e2 == nil {
+			d.errs = append(d.errs, &agenteval.PosError{File: d.file, Line: next.Line, Col: next.Column,
+				Msg: "a second YAML document (after ---); an eval file is one document: put all its tests under one tests:, or split it into files"})
+			return nil, false
+		} else if !errors.Is(e2, io.EOF) {
+			err = e2
+		}
+	}
+	if err != nil {
 		var le *yaml.LoadError
 		if errors.As(err, &le) {
 			msg := le.Message

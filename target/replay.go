@@ -1,21 +1,21 @@
 package target
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/dataset"
+	"github.com/agenteval/agenteval/report"
 )
 
 // ReplayAgent answers from recorded conversations instead of a live agent,
 // for re-grading a run with new assertions, and for demos. Recordings are
-// JSONL: results files written by agenteval run (test_id and output), or
-// rows with id and messages. For turn N of a test, it returns what the
+// JSONL: results files written by agenteval run (test_id and output; the
+// run header is skipped), or rows with id and messages. For turn N of a test, it returns what the
 // recorded assistant said after the recording's N-th user message, and it
 // checks that the user messages agree.
 type ReplayAgent struct {
@@ -25,20 +25,19 @@ type ReplayAgent struct {
 
 // OpenReplay loads a recordings file.
 func OpenReplay(path string) (*ReplayAgent, error) {
-	f, err := os.Open(path)
+	rd, closeFile, err := report.OpenResults(path)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	defer f.Close()
+	defer closeFile()
 	a := &ReplayAgent{File: path, recordings: map[string]agenteval.Conversation{}}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
+	for {
+		line, text, err := rd.NextRow()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
 		}
 		var row struct {
 			TestID   string          `json:"test_id"`
@@ -46,7 +45,7 @@ func OpenReplay(path string) (*ReplayAgent, error) {
 			Output   json.RawMessage `json:"output"`
 			Messages json.RawMessage `json:"messages"`
 		}
-		if err := json.Unmarshal([]byte(text), &row); err != nil {
+		if err := json.Unmarshal(text, &row); err != nil {
 			return nil, fmt.Errorf("%s:%d: not a JSON object: %v", path, line, err)
 		}
 		id, raw := row.TestID, row.Output
@@ -66,9 +65,6 @@ func OpenReplay(path string) (*ReplayAgent, error) {
 		if _, dup := a.recordings[id]; !dup {
 			a.recordings[id] = conv
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("replay %s: %w", path, err)
 	}
 	return a, nil
 }

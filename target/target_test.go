@@ -111,7 +111,9 @@ func TestHTTPAgent(t *testing.T) {
 func TestReplay(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "rec.jsonl")
-	os.WriteFile(p, []byte(`{"test_id": "t", "output": [{"role": "system", "content": "s"}, {"role": "user", "content": "one"}, {"role": "assistant", "content": "first"}, {"role": "user", "content": "two"}, {"role": "assistant", "tool_calls": [{"id": "c", "name": "f", "args": {}}]}, {"role": "tool", "tool_call_id": "c", "content": "r"}, {"role": "assistant", "content": "second"}]}`+"\n"), 0o644)
+	// A results file from agenteval run opens with its run header, which
+	// replay skips.
+	os.WriteFile(p, []byte(`{"record":"run","run_id":"r1","suites":[]}`+"\n"+`{"test_id": "t", "output": [{"role": "system", "content": "s"}, {"role": "user", "content": "one"}, {"role": "assistant", "content": "first"}, {"role": "user", "content": "two"}, {"role": "assistant", "tool_calls": [{"id": "c", "name": "f", "args": {}}]}, {"role": "tool", "tool_call_id": "c", "content": "r"}, {"role": "assistant", "content": "second"}]}`+"\n"), 0o644)
 	a, err := OpenReplay(p)
 	if err != nil {
 		t.Fatal(err)

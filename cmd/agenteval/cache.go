@@ -6,6 +6,7 @@ import (
 
 	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/internal/bytesize"
+	"github.com/agenteval/agenteval/project"
 	"github.com/spf13/cobra"
 )
 
@@ -26,7 +27,7 @@ another project, is ignored and reported, never trusted.`,
 		Short: "Count the cached replies and check each one",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := (&cache.Store{Dir: cache.Dir()}).Stats()
+			st, err := (&cache.Store{Dir: cache.Dir(project.Here())}).Stats()
 			if err != nil {
 				return &exitError{code: exitExecution, err: err}
 			}
@@ -52,11 +53,11 @@ another project, is ignored and reported, never trusted.`,
 			if olderThan > 0 {
 				cutoff = time.Now().Add(-olderThan)
 			}
-			n, err := (&cache.Store{Dir: cache.Dir()}).Clear(cutoff)
+			n, err := (&cache.Store{Dir: cache.Dir(project.Here())}).Clear(cutoff)
 			if err != nil {
 				return &exitError{code: exitExecution, err: err}
 			}
-			fmt.Fprintf(e.stdout, "removed %d cached %s from %s\n", n, plural(n, "reply", "replies"), cache.Dir())
+			fmt.Fprintf(e.stdout, "removed %d cached %s from %s\n", n, plural(n, "reply", "replies"), cache.Dir(project.Here()))
 			return nil
 		},
 	}

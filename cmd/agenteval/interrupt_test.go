@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agenteval/agenteval/store"
+	"github.com/agenteval/agenteval/store/sqlite"
 )
 
 // Ctrl-C keeps the finished results, prints a summary and exits 130.
@@ -30,6 +34,8 @@ func TestInterruptKeepsFinishedResults(t *testing.T) {
 	os.WriteFile(suite, []byte("targets:\n  - {name: slow, command: [./slow.sh]}\ntests:\n  - {id: fast, input: fast}\n  - {id: slow-1, input: slow}\n  - {id: slow-2, input: slow}\n"), 0o644)
 	results := filepath.Join(dir, "results.jsonl")
 	cmd := exec.Command(bin, "run", suite, "-o", results, "-j", "1")
+	// The temporary folder is the project root: the store goes there.
+	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -54,12 +60,26 @@ func TestInterruptKeepsFinishedResults(t *testing.T) {
 	if !ok || ee.ExitCode() != 130 {
 		t.Fatalf("exit = %v, want 130; stderr: %s", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "interrupted: 1 finished tests kept in "+results+"; continue with --resume") {
+	if !strings.Contains(stderr.String(), "interrupted: 1 finished test kept in "+results+"; continue with --resume") {
 		t.Errorf("stderr = %s", stderr.String())
 	}
+	// The totals still end the log, as in CI they must.
+	if !strings.Contains(stderr.String(), "1/3 tests · 1 passed · 0 failed · 0 errors") {
+		t.Errorf("no totals line after Ctrl-C: %s", stderr.String())
+	}
 	b, _ := os.ReadFile(results)
-	if n := bytes.Count(b, []byte("\n")); n != 1 {
-		t.Errorf("results hold %d lines, want the 1 finished test:\n%s", n, b)
+	if n := bytes.Count(b, []byte(`{"test_id"`)); n != 1 || !bytes.HasPrefix(b, []byte(`{"record":"run"`)) {
+		t.Errorf("results hold %d results, want the header and the 1 finished test:\n%s", n, b)
+	}
+	// The store knows the run was interrupted, with its one result.
+	db, err := sqlite.Open(filepath.Join(dir, ".agenteval", "agenteval.db"), sqlite.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs, err := db.Runs(context.Background(), store.ListOptions{})
+	if err != nil || len(runs) != 1 || runs[0].Status != store.Interrupted || runs[0].Total != 1 {
+		t.Errorf("stored runs = %+v, %v; want one interrupted run with 1 result", runs, err)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"github.com/agenteval/agenteval/cache"
+	"github.com/agenteval/agenteval/project"
 	"io"
 	"os"
 	"strings"
@@ -38,9 +39,9 @@ type judgeFlags struct {
 func (f *judgeFlags) add(fl *pflag.FlagSet) {
 	// One store for every model the command opens; copies of the flags
 	// share it, so its counts cover the whole command.
-	f.store = &cache.Store{Dir: cache.Dir()}
+	f.store = &cache.Store{Dir: cache.Dir(project.Here())}
 	fl.StringVar(&f.spec, "judge", "", "judge model as provider:model, e.g. openai:gpt-4o-mini (default $AGENTEVAL_JUDGE)")
-	fl.BoolVar(&f.noCache, "no-cache", false, "do not read or write the cache of judge and simulated-user replies ("+cache.DefaultDir+")")
+	fl.BoolVar(&f.noCache, "no-cache", false, "do not read or write the cache of judge and simulated-user replies ("+cache.DefaultDir+" in the project root)")
 	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "time limit for each model call attempt")
 	fl.DurationVar(&f.callBudget, "call-budget", 0, "time limit for a model call with all its retries and waits (default (--max-retries + 1) × --timeout + 30s)")
 	fl.IntVar(&f.maxRetries, "max-retries", 4, "retries of a model call on 429, 5xx, timeouts and unreadable replies")

@@ -92,7 +92,7 @@ func TestScripts(t *testing.T) {
 				}
 			},
 			// normalize-results FILE OUT keeps what a rerun must repeat:
-			// it drops durations, usage (a cached call costs nothing) and the
+			// it drops the run header (a new id and time per run), durations, usage (a cached call costs nothing) and the
 			// fake server's tool call ids (it numbers them across runs), and
 			// sorts the lines (tests finish in any order).
 			"normalize-results": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -102,7 +102,12 @@ func TestScripts(t *testing.T) {
 				data := durationRE.ReplaceAllString(ts.ReadFile(args[0]), `"duration_ms":0`)
 				data = usageRE.ReplaceAllString(data, "")
 				data = callIDRE.ReplaceAllString(data, `"call_N"`)
-				lines := strings.Split(strings.TrimSpace(data), "\n")
+				var lines []string
+				for _, l := range strings.Split(strings.TrimSpace(data), "\n") {
+					if !strings.HasPrefix(l, `{"record":"run"`) {
+						lines = append(lines, l)
+					}
+				}
 				sort.Strings(lines)
 				ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 			},

@@ -105,6 +105,16 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// termWidth is stdout's width on a terminal, else 80.
+func termWidth(e *env) int {
+	if f, ok := e.stdout.(*os.File); ok && e.stdoutTTY {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 20 {
+			return min(w, 120)
+		}
+	}
+	return 80
+}
+
 func newEnv(stdin io.Reader, stdout, stderr io.Writer) *env {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stdoutTTY: isTerminal(stdout), stderrTTY: isTerminal(stderr)}
 	e.color = e.stdoutTTY && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
@@ -163,7 +173,8 @@ Shell completion: agenteval completion bash|zsh|fish|powershell --help.`,
 		}
 		return loadEnvFile(envFile)
 	}
-	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newImportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e), newCacheCmd(e))
+	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newImportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e), newCacheCmd(e),
+		newRunsCmd(e), newShowCmd(e), newTagCmd(e), newCompareCmd(e), newReportCmd(e), newViewCmd(e))
 	return root
 }
 

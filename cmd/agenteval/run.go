@@ -1,11 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/bytesize"
 	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
@@ -41,6 +41,10 @@ type runFlags struct {
 	output    string
 	junit     string
 	resume    string
+	force     bool
+	html      string
+	noStore   bool
+	runID     string
 	format    string
 	quiet     bool
 	otlp      otlpFlags
@@ -63,7 +67,13 @@ Results are JSONL, one line per test, appended and flushed as each test
 finishes: to -o FILE, or to stdout when it is redirected. On a terminal you
 see live progress and a summary table. Ctrl-C keeps the finished results,
 prints the summary and exits 130; --resume FILE continues a run, skipping
-the tests already in FILE.`,
+the tests already in FILE (and refuses a file written for other suites or
+another target, unless --force).
+
+Results files open with a run header (run id, suites and their hashes,
+target, judge, commit). Every run is also recorded in the project's store,
+.agenteval/agenteval.db in the folder of agenteval.yaml, else the git root,
+else the working directory: see agenteval runs, show, compare and view.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("run needs at least one eval file\nUsage: agenteval run SUITE... [--target NAME|provider:model]")
@@ -72,6 +82,11 @@ the tests already in FILE.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return runSuites(cmd.Context(), e, args, &f) },
 	}
+	cmd.Long += `
+
+A SUITE may be a folder: its eval files (*.yaml and *.yml with tests:, and
+agent_inspect JSON) are run, in name order, folders below it included; a
+quoted glob such as 'evals/*.eval.yaml' is expanded the same way.`
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.targets, "target", nil, "target to test: a name from the suite's targets (or AgentV's targets.yaml), or provider:model; repeat it to run the suite once per target")
 	fl.StringArrayVar(&f.tags, "tag", nil, "run only the eval files with this tag (repeatable: any of them); a v5 tags map matches as key=value")
@@ -83,49 +98,19 @@ the tests already in FILE.`,
 	fl.StringVar(&f.filter, "filter", "", "run only tests whose id matches this glob")
 	fl.Float64Var(&f.threshold, "threshold", -1, "pass mark for every test, from 0 to 1 (overrides the suite's, whose default is 0.8)")
 	fl.Lookup("threshold").DefValue = "0" // -1 means unset; "0" is shown as no default
-	fl.StringVarP(&f.output, "output", "o", "", "append results (JSONL) to this file")
+	fl.StringVarP(&f.output, "output", "o", "", "write results (JSONL) to this file, replacing it (--resume appends to the file it continues)")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
 	fl.StringVar(&f.resume, "resume", "", "continue the run recorded in this results file: skip its tests, append the rest")
+	fl.BoolVar(&f.force, "force", false, "with --resume: continue even though the file was written for other suites or another target")
+	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML report to this file")
+	fl.BoolVar(&f.noStore, "no-store", false, "do not record the run in the project's store (.agenteval/agenteval.db)")
+	fl.StringVar(&f.runID, "run-id", "", "id of the run (default: 12 random hex digits), e.g. a CI build number")
 	fl.StringVar(&f.format, "format", "", "stdout format: table, jsonl or json (default: table on a terminal, else jsonl)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	f.judge.add(fl)
 	f.otlp.add(fl)
 	f.otel.add(fl)
 	return cmd
-}
-
-// readDone reads a results file for --resume: the tests it holds, with the
-// status their dependents should see.
-func readDone(path string) (map[string]map[string]agenteval.ExecutionStatus, int, error) {
-	done := map[string]map[string]agenteval.ExecutionStatus{}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return done, 0, nil
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
-	n := 0
-	for sc.Scan() {
-		var r struct {
-			TestID string                    `json:"test_id"`
-			Suite  string                    `json:"suite"`
-			Status agenteval.ExecutionStatus `json:"execution_status"`
-		}
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.TestID == "" {
-			// A line cut off by a kill: that test is run again.
-			continue
-		}
-		if done[r.Suite] == nil {
-			done[r.Suite] = map[string]agenteval.ExecutionStatus{}
-		}
-		done[r.Suite][r.TestID] = r.Status
-		n++
-	}
-	return done, n, sc.Err()
 }
 
 // counters feed the live progress line.
@@ -180,6 +165,10 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	}
 	if f.trials != 0 && (f.trials < 1 || f.trials > suite.MaxTrials) {
 		return usageErr("--trials %d is outside 1..%d", f.trials, suite.MaxTrials)
+	}
+	paths, err := evalFiles(paths)
+	if err != nil {
+		return err
 	}
 	judgeAvailable := f.judge.spec != "" || os.Getenv("AGENTEVAL_JUDGE") != ""
 	var suites []*suite.Suite
@@ -236,21 +225,36 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		return usageErr("no eval file has the tag %s", strings.Join(f.tags, " or "))
 	}
 
-	// Results: --resume appends to its file; -o appends too.
+	hdr, err := f.header(suites, configs)
+	if err != nil {
+		return err
+	}
+	// Results: -o writes a file afresh; --resume appends to its file.
 	out := f.output
-	var done map[string]map[string]agenteval.ExecutionStatus
+	var done *resumed
 	if f.resume != "" {
 		if out != "" && out != f.resume {
 			return usageErr("--resume %s and -o %s differ; a resumed run appends to the file it resumes", f.resume, out)
 		}
 		out = f.resume
-		var n int
-		var err error
-		if done, n, err = readDone(f.resume); err != nil {
+		if done, err = readResumed(f.resume); err != nil {
 			return usageErr("--resume: %v", err)
 		}
+		if done.cut > 0 {
+			fmt.Fprintf(e.stderr, "agenteval: warning: %s ended in a cut-off line (%s, from a run that was killed); it was removed, and that test runs again\n", f.resume, bytesize.Format(done.cut))
+		}
+		if old := done.header; old != nil {
+			if err := checkResume(f.resume, old, hdr); err != nil && !f.force {
+				return usageErr("%v", err)
+			}
+			if f.runID != "" && f.runID != old.RunID {
+				return usageErr("--run-id %s: %s holds run %s; a resumed run keeps its id", f.runID, f.resume, old.RunID)
+			}
+			// The file's run goes on, under its own id.
+			hdr.RunID, hdr.Started = old.RunID, old.Started
+		}
 		if !f.quiet && e.stderrTTY {
-			fmt.Fprintf(e.stderr, "resuming: %s already in %s %s skipped\n", counted(n, "test"), f.resume, plural(n, "is", "are"))
+			fmt.Fprintf(e.stderr, "resuming run %s: %s already in %s %s skipped\n", hdr.RunID, counted(done.n, "test"), f.resume, plural(done.n, "is", "are"))
 		}
 	}
 	format, err := formatFor(f.format, "", e.stdoutTTY && out == "")
@@ -258,6 +262,12 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		return err
 	}
 	var writers report.Multi
+	// started get the header: all but a resumed file, which has its own
+	// (or, written before headers, must not get one in the middle).
+	var started report.Multi
+	// archives are the writers of the whole run, which also get the
+	// results a resumed file already holds.
+	var archives report.Multi
 	var files []*os.File
 	defer func() {
 		for _, fh := range files {
@@ -265,20 +275,39 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		}
 	}()
 	if out != "" {
-		fh, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		// -o starts the file afresh; only --resume adds to one, so a new
+		// run is never mixed into an old one's results.
+		mode := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+		if done != nil {
+			mode = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		}
+		fh, err := os.OpenFile(out, mode, 0o644)
 		if err != nil {
 			return usageErr("open results file: %v", err)
 		}
 		files = append(files, fh)
-		writers = append(writers, report.NewJSONL(fh))
+		w := report.NewJSONL(fh)
+		writers = append(writers, w)
+		if done == nil || (done.n == 0 && done.header == nil) {
+			started = append(started, w)
+		}
 	}
-	if f.junit != "" {
-		fh, err := os.Create(f.junit)
+	for _, a := range []struct {
+		path string
+		mk   func(io.Writer) report.Writer
+	}{{f.junit, report.NewJUnit}, {f.html, func(w io.Writer) report.Writer { return report.NewHTML(w, report.HTMLOptions{}) }}} {
+		if a.path == "" {
+			continue
+		}
+		fh, err := os.Create(a.path)
 		if err != nil {
-			return usageErr("create %s: %v", f.junit, err)
+			return usageErr("create %s: %v", a.path, err)
 		}
 		files = append(files, fh)
-		writers = append(writers, report.NewJUnit(fh))
+		w := a.mk(fh)
+		writers = append(writers, w)
+		started = append(started, w)
+		archives = append(archives, w)
 	}
 	if ow, err := f.otel.writer(e.stderr); err != nil {
 		return err
@@ -287,9 +316,19 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	}
 	switch {
 	case e.stdoutTTY && f.format == "":
-		writers = append(writers, report.NewTable(e.stdout, report.TableOptions{Color: e.color, NoMetricSummary: true}))
+		w := report.NewTable(e.stdout, report.TableOptions{Color: e.color, NoMetricSummary: true})
+		writers, started = append(writers, w), append(started, w)
 	case out == "" || f.format != "":
-		writers = append(writers, newWriter(format, e.stdout, nil, e.color && format == "table"))
+		w := newWriter(format, e.stdout, nil, e.color && format == "table")
+		writers, started = append(writers, w), append(started, w)
+	}
+	rec := startRecording(e, f.noStore)
+	defer rec.close()
+	if w := rec.writer(); w != nil {
+		writers, started = append(writers, w), append(started, w)
+	}
+	if err := started.Start(hdr); err != nil {
+		return usageErr("%v", err)
 	}
 
 	if err := f.otlp.start(); err != nil {
@@ -300,6 +339,13 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	var sum report.Summary
 	var sumMu sync.Mutex
 	var c counters
+	if done != nil && done.n > 0 {
+		// The whole run is summed, reported and recorded, not only this
+		// session's part of it.
+		if err := resumeArchives(ctx, f.resume, done.n, hdr.RunID, &sum, &c, archives, rec); err != nil {
+			return usageErr("--resume: %v", err)
+		}
+	}
 	plans := map[*suite.Suite][]targetRun{}
 	for _, s := range suites {
 		ts, err := run.Selected(s, f.filter)
@@ -314,6 +360,9 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 				}
 			}
 		}
+	}
+	if c.total == 0 && f.filter != "" {
+		return usageErr("%s", noMatch(f.filter, suites))
 	}
 	start := time.Now()
 	live := e.stderrTTY && !f.quiet
@@ -353,7 +402,9 @@ runs:
 				}
 				continue
 			}
-			opt.Done = done[suiteName(s)]
+			if done != nil {
+				opt.Done = done.done[suiteName(s)]
+			}
 			opt.Select = tr.selects
 			if err := run.RunSuite(ctx, s, opt, emit); err != nil {
 				runErr = err
@@ -363,6 +414,7 @@ runs:
 	}
 	prog.stop()
 	sum.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	rec.finish(runErr, ctx)
 	if cerr := writers.Close(&sum); cerr != nil && runErr == nil {
 		runErr = cerr
 	}
@@ -381,7 +433,7 @@ runs:
 		case errors.As(runErr, &fe):
 			return &exitError{code: exitUsage, err: fmt.Errorf("%s\nStopped after %s; fix the configuration and run again", provider.Redact(fe.Error()), counted(sum.Total, "test"))}
 		case errors.Is(runErr, context.Canceled) || ctx.Err() != nil:
-			fmt.Fprintf(e.stderr, "interrupted: %d finished tests kept", sum.Total)
+			fmt.Fprintf(e.stderr, "interrupted: %s kept", counted(sum.Total, "finished test"))
 			if out != "" {
 				fmt.Fprintf(e.stderr, " in %s; continue with --resume %s", out, out)
 			}
@@ -391,6 +443,67 @@ runs:
 		return &exitError{code: exitExecution, err: runErr}
 	}
 	return exitCode(runExit(sum))
+}
+
+// header describes the run about to start.
+func (f *runFlags) header(suites []*suite.Suite, configs map[*suite.Suite]*project.Config) (*report.Header, error) {
+	h := newHeader("run")
+	if f.runID != "" {
+		if !validRunID(f.runID) {
+			return nil, usageErr("--run-id %q: use 1 to 64 letters, digits, '.', '_' or '-'", f.runID)
+		}
+		h.RunID = f.runID
+	}
+	var targets, judges, simulators []string
+	for _, s := range suites {
+		sim := f.simulator
+		if cfg := configs[s]; sim == "" && cfg != nil {
+			sim = cfg.Simulator
+		}
+		simulators = append(simulators, sim)
+		sf, err := suiteFile(s.File, suiteName(s))
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		h.Suites = append(h.Suites, sf)
+		for _, tr := range f.targetRuns(s) {
+			ts, err := target.Select(s, tr.target)
+			if err != nil {
+				return nil, usageErr("%v", err)
+			}
+			targets = append(targets, ts.Name)
+		}
+		j := f.judge.spec
+		if j == "" && s.Judge != nil {
+			j = s.Judge.Model
+		}
+		if j == "" {
+			j = os.Getenv("AGENTEVAL_JUDGE")
+		}
+		judges = append(judges, j)
+	}
+	h.Target, h.Judge, h.Simulator, h.Trials = joinUnique(targets), joinUnique(judges), joinUnique(simulators), f.trials
+	if f.threshold != -1 {
+		th := f.threshold
+		h.Threshold = &th
+	}
+	return h, nil
+}
+
+// resumeArchives gives the results a resumed file already holds to the
+// summary and the totals line, to the writers of the whole run (HTML,
+// JUnit), and to the store when it lacks them.
+func resumeArchives(ctx context.Context, path string, n int, runID string, sum *report.Summary, c *counters, archives report.Multi, rec *recording) error {
+	toStore := rec.needsBackfill(ctx, runID, n)
+	_, err := report.ReadResults(path, func(r *agenteval.Result) error {
+		sum.Add(r)
+		c.add(r)
+		if toStore {
+			rec.add(runID, r)
+		}
+		return archives.Write(r)
+	})
+	return err
 }
 
 // loadProject finds the project file for an eval file: --config, else the

@@ -30,6 +30,7 @@ type scoreFlags struct {
 	quiet     bool
 	input     inputFlags
 	otel      otelFlags
+	noStore   bool
 }
 
 func metricsHelp() string {
@@ -95,6 +96,7 @@ in .json) and still shows the table on a terminal.`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress or summary on stderr")
 	f.input.add(fl)
 	f.otel.add(fl)
+	fl.BoolVar(&f.noStore, "no-store", false, "do not record the scoring in the project's store (.agenteval/agenteval.db)")
 	fl.StringArrayVar(&f.criteria, "criterion", nil, "a criterion for the rubrics metric (repeatable); adds rubrics when --metric lacks it")
 	f.judge.add(fl)
 	return cmd
@@ -238,6 +240,25 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	} else if ow != nil {
 		writers = append(writers, ow)
 	}
+	hdr := newHeader("score")
+	sf, err := suiteFile(path, "")
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	hdr.Suites = []report.SuiteFile{sf}
+	if jm := judgeName(&f.judge); jm != "" && needsJudge(f.metrics, f.criteria) {
+		hdr.Judge = jm
+	}
+	th := f.threshold
+	hdr.Threshold = &th
+	rec := startRecording(e, f.noStore)
+	defer rec.close()
+	if w := rec.writer(); w != nil {
+		writers = append(writers, w)
+	}
+	if err := writers.Start(hdr); err != nil {
+		return usageErr("%v", err)
+	}
 
 	var done atomic.Int64
 	var prog *progressLine
@@ -264,6 +285,7 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		problems.print(w, true)
 	}
 	problems.finish()
+	rec.finish(err, cmd.Context())
 	if cerr := writers.Close(&sum); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -297,6 +319,28 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	}
 	f.judge.reportCache(e.stderr)
 	return exitCode(runExit(sum))
+}
+
+// judgeName is the judge the flags or the environment name, if any.
+func judgeName(f *judgeFlags) string {
+	if f.spec != "" {
+		return f.spec
+	}
+	return os.Getenv("AGENTEVAL_JUDGE")
+}
+
+// needsJudge reports whether some metric calls the judge.
+func needsJudge(flags, criteria []string) bool {
+	if len(criteria) > 0 {
+		return true
+	}
+	specs, _ := parseMetricFlags(flags)
+	for _, s := range specs {
+		if s.NeedsJudge() {
+			return true
+		}
+	}
+	return false
 }
 
 // checkNotSameFile refuses to write results over the dataset being read.

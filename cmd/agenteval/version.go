@@ -25,6 +25,11 @@ func moduleVersion() string {
 }
 
 func versionString() string {
+	return fmt.Sprintf("agenteval %s %s %s/%s", shortVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// shortVersion is the version and commit, as run headers record them.
+func shortVersion() string {
 	v, rev, dirty := version, "", false
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v == "" {
@@ -42,7 +47,7 @@ func versionString() string {
 	if v == "" || v == "(devel)" {
 		v = "dev"
 	}
-	out := "agenteval " + v
+	out := v
 	if rev != "" {
 		if len(rev) > 12 {
 			rev = rev[:12]
@@ -52,7 +57,7 @@ func versionString() string {
 		}
 		out += " (" + rev + ")"
 	}
-	return fmt.Sprintf("%s %s %s/%s", out, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return out
 }
 
 func newVersionCmd(e *env) *cobra.Command {

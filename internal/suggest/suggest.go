@@ -3,6 +3,7 @@
 package suggest
 
 import (
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -63,4 +64,29 @@ func Closest(word string, candidates []string) string {
 		return best
 	}
 	return ""
+}
+
+// Nearest returns up to n candidates closest to word, nearest first; ties
+// keep the candidates' order. It suggests even when nothing is close, for
+// lists such as the test ids a filter might have meant.
+func Nearest(word string, candidates []string, n int) []string {
+	type scored struct {
+		c string
+		d int
+	}
+	list := make([]scored, 0, len(candidates))
+	lw := strings.ToLower(word)
+	for _, c := range candidates {
+		d := Levenshtein(lw, strings.ToLower(c))
+		if strings.Contains(strings.ToLower(c), strings.Trim(lw, "*?[]")) {
+			d = 0 // the filter's text is in the id
+		}
+		list = append(list, scored{c, d})
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].d < list[j].d })
+	out := make([]string, 0, n)
+	for _, s := range list[:min(n, len(list))] {
+		out = append(out, s.c)
+	}
+	return out
 }

@@ -37,3 +37,16 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+func TestNearest(t *testing.T) {
+	ids := []string{"book-and-move", "allergy-question", "cancel-booking", "opening-hours"}
+	if got := Nearest("book-*-mvoe", ids, 2); len(got) != 2 || got[0] != "book-and-move" {
+		t.Errorf("Nearest = %v", got)
+	}
+	if got := Nearest("booking", ids, 3); got[0] != "cancel-booking" {
+		t.Errorf("Nearest(booking) = %v", got)
+	}
+	if got := Nearest("x", nil, 3); len(got) != 0 {
+		t.Errorf("no candidates: %v", got)
+	}
+}

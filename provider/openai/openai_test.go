@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -300,5 +301,30 @@ func TestRetriesAreCounted(t *testing.T) {
 	}
 	if resp.Usage.Retries != 2 || resp.Usage.WaitedMS < 100 || resp.Usage.Calls != 1 {
 		t.Errorf("usage = %+v", resp.Usage)
+	}
+}
+
+// TestNothingListening: a provider with no server at its endpoint fails
+// fast and for good, saying what to check.
+func TestNothingListening(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	begin := time.Now()
+	m, err := provider.Open(provider.Config{Provider: "ollama", Model: "llama3.2", BaseURL: "http://" + addr + "/v1", APIKey: "ollama"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Generate(context.Background(), ask("x"))
+	var fe *agenteval.FatalError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "is Ollama running at http://"+addr+"?") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(begin); d > 3*time.Second {
+		t.Errorf("took %v to give up", d)
+	}
+	// Later calls fail at once.
+	if _, err := m.Generate(context.Background(), ask("x")); !errors.As(err, &fe) {
+		t.Errorf("second call: %v", err)
 	}
 }

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agenteval/agenteval/internal/suggest"
+	"github.com/agenteval/agenteval/suite"
+	"go.yaml.in/yaml/v4"
+)
+
+// evalFiles expands run's arguments: a folder stands for the eval files
+// below it, and a glob (quoted, so the shell left it) for the files it
+// matches. Files named outright are kept as they are, to be checked by the
+// loader.
+func evalFiles(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if st, err := os.Stat(a); err == nil && st.IsDir() {
+			found, err := evalFilesIn(a)
+			if err != nil {
+				return nil, err
+			}
+			if len(found) == 0 {
+				return nil, usageErr("%s holds no eval file (*.yaml or *.yml with tests:, or agent_inspect JSON)", a)
+			}
+			out = append(out, found...)
+			continue
+		} else if err == nil || !strings.ContainsAny(a, "*?[") {
+			out = append(out, a)
+			continue
+		}
+		matches, err := filepath.Glob(a)
+		if err != nil {
+			return nil, usageErr("%s: %v", a, err)
+		}
+		if len(matches) == 0 {
+			return nil, usageErr("%s matches no file", a)
+		}
+		for _, m := range matches {
+			if isEvalFile(m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out, nil
+}
+
+func evalFilesIn(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != dir && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if isEvalFile(p) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// isEvalFile tells an eval file from the other files a folder of evals
+// holds (the project file, targets, data, scripts): YAML whose top level
+// has tests:, or agent_inspect JSON.
+func isEvalFile(p string) bool {
+	name := filepath.Base(p)
+	if name == "agenteval.yaml" || name == "targets.yaml" {
+		return false
+	}
+	ext := strings.ToLower(filepath.Ext(p))
+	if ext != ".yaml" && ext != ".yml" && ext != ".json" {
+		return false
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	if ext == ".json" {
+		return suite.IsInspect(data)
+	}
+	if !bytes.Contains(data, []byte("tests")) {
+		return false
+	}
+	var top map[string]yaml.Node
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, ok := top["tests"]
+	if !ok {
+		_, ok = top["scenarios"] // AgentV v5
+	}
+	return ok
+}
+
+// noMatch says that a filter selected nothing, and names the test ids it
+// might have meant.
+func noMatch(filter string, suites []*suite.Suite) string {
+	var ids []string
+	for _, s := range suites {
+		for _, t := range s.Tests {
+			ids = append(ids, t.ID)
+		}
+	}
+	msg := fmt.Sprintf("--filter %q matches none of the %s", filter, counted(len(ids), "test"))
+	if near := suggest.Nearest(filter, ids, 3); len(near) > 0 {
+		msg += "; the closest ids are " + strings.Join(near, ", ")
+	}
+	return msg + " (the filter is a glob over test ids, such as 'book-*')"
+}

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/project"
+	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/store"
+	"github.com/agenteval/agenteval/store/sqlite"
+)
+
+// newHeader starts the header of a run: its id, version, time and commit.
+func newHeader(command string) *report.Header {
+	h := &report.Header{Record: report.RecordRun, RunID: report.NewRunID(), AgentevalVersion: shortVersion(),
+		Started: time.Now().UTC().Truncate(time.Millisecond), Command: command}
+	if g := project.GitState(project.Here()); g != nil {
+		h.Git = &report.Git{Commit: g.Commit, Dirty: g.Dirty}
+	}
+	return h
+}
+
+// validRunID accepts ids that are safe in file names, URLs and
+// references.
+func validRunID(id string) bool {
+	if len(id) == 0 || len(id) > 64 || id == "last" || strings.HasPrefix(id, "last~") {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// suiteFile describes one input file of a run, with the hash of its bytes.
+func suiteFile(path, name string) (report.SuiteFile, error) {
+	sf := report.SuiteFile{Path: path, Name: name}
+	if path == "-" {
+		return sf, nil
+	}
+	sum, err := report.HashFile(path)
+	if err != nil {
+		return sf, err
+	}
+	sf.SHA256 = sum
+	return sf, nil
+}
+
+// joinUnique joins the distinct non-empty values, in order of first use.
+func joinUnique(vals []string) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range vals {
+		if v != "" && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// checkResume refuses to continue a results file written for other suites
+// or another target: the finished tests it holds would not be the ones
+// this run would have produced.
+func checkResume(path string, old, cur *report.Header) error {
+	var problems []string
+	if old.Target != cur.Target {
+		problems = append(problems, fmt.Sprintf("its target was %q, this run's is %q", old.Target, cur.Target))
+	}
+	oldHash := map[string]report.SuiteFile{}
+	for _, s := range old.Suites {
+		oldHash[s.SHA256] = s
+	}
+	var changed []string
+	for _, s := range cur.Suites {
+		if _, ok := oldHash[s.SHA256]; !ok {
+			changed = append(changed, s.Path)
+		}
+	}
+	if len(changed) > 0 || len(old.Suites) != len(cur.Suites) {
+		what := "the suites differ"
+		if len(changed) > 0 {
+			what = fmt.Sprintf("%s changed since it was written (or is not one of its suites)", strings.Join(changed, ", "))
+		}
+		problems = append(problems, what)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("--resume %s: %s.\nContinuing would mix results of different runs. Start a new results file, or pass --force to resume anyway", path, strings.Join(problems, "; "))
+}
+
+// resumed is what a results file holds for --resume.
+type resumed struct {
+	header *report.Header
+	done   map[string]map[string]agenteval.ExecutionStatus // suite -> test -> status
+	n      int
+	// cut is how many bytes of a cut-off last line were removed.
+	cut int64
+}
+
+// readResumed reads a results file for --resume. A last line cut off by a
+// kill is removed from the file, so the results appended after it start
+// on a line of their own.
+func readResumed(path string) (*resumed, error) {
+	r := &resumed{done: map[string]map[string]agenteval.ExecutionStatus{}}
+	rd, closeFile, err := report.OpenResults(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer closeFile()
+	for {
+		res, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.done[res.Suite] == nil {
+			r.done[res.Suite] = map[string]agenteval.ExecutionStatus{}
+		}
+		r.done[res.Suite][res.TestID] = res.ExecutionStatus
+		r.n++
+	}
+	r.header = rd.Header()
+	if cut, whole := rd.Cut(); cut {
+		if st, err := os.Stat(path); err == nil {
+			r.cut = st.Size() - whole
+		}
+		if err := os.Truncate(path, whole); err != nil {
+			return nil, fmt.Errorf("remove the cut-off last line of %s: %w", path, err)
+		}
+	}
+	return r, nil
+}
+
+// openStore opens the project's run store for writing, or says why not.
+func openStore() (*sqlite.DB, error) {
+	root := project.Here()
+	if err := project.EnsureStateDir(root); err != nil {
+		return nil, err
+	}
+	return sqlite.Open(project.StorePath(root), sqlite.Options{})
+}
+
+// softWriter keeps a failing writer (the store) from failing the run: the
+// first error is reported once, and the writer is dropped. The results
+// files are the record; the store is an index over them.
+type softWriter struct {
+	w      report.Writer
+	warn   func(error)
+	mu     sync.Mutex
+	failed bool
+}
+
+func (s *softWriter) fail(err error) error {
+	if err != nil && !s.failed {
+		s.failed = true
+		s.warn(err)
+	}
+	return nil
+}
+
+func (s *softWriter) Start(h *report.Header) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.w.(report.Starter); ok && !s.failed {
+		return s.fail(st.Start(h))
+	}
+	return nil
+}
+
+func (s *softWriter) Write(r *agenteval.Result) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed {
+		return nil
+	}
+	return s.fail(s.w.Write(r))
+}
+
+func (s *softWriter) Close(sum *report.Summary) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed {
+		return nil
+	}
+	return s.fail(s.w.Close(sum))
+}
+
+// storeWarning is the message for a store that failed.
+func storeWarning(e *env, path string) func(error) {
+	return func(err error) {
+		fmt.Fprintf(e.stderr, "agenteval: warning: the run store %s failed, so this run is not recorded there: %v\n(the results files are complete; --no-store turns the store off)\n", path, err)
+	}
+}
+
+// recording is a run's store, when it has one.
+type recording struct {
+	db  *sqlite.DB
+	rec *store.Recorder
+	w   *softWriter
+}
+
+// startRecording opens the store for a run. With the store off, or when it
+// cannot be opened (with a warning), it returns nil, and every method of a
+// nil recording does nothing.
+func startRecording(e *env, off bool) *recording {
+	if off {
+		return nil
+	}
+	db, err := openStore()
+	if err != nil {
+		storeWarning(e, project.StorePath(project.Here()))(err)
+		return nil
+	}
+	rec := &store.Recorder{Store: db}
+	return &recording{db: db, rec: rec, w: &softWriter{w: rec, warn: storeWarning(e, db.Path())}}
+}
+
+// writer is what the run writes to, or nil.
+func (r *recording) writer() report.Writer {
+	if r == nil {
+		return nil
+	}
+	return r.w
+}
+
+// needsBackfill reports whether the store lacks results of a resumed run
+// (it was started with --no-store, or the store is new).
+func (r *recording) needsBackfill(ctx context.Context, runID string, n int) bool {
+	if r == nil || r.w.failed || n == 0 {
+		return false
+	}
+	run, err := r.db.Run(ctx, runID)
+	return err != nil || run.Total < n
+}
+
+// add stores an earlier result of a resumed run.
+func (r *recording) add(runID string, res *agenteval.Result) {
+	r.w.mu.Lock()
+	defer r.w.mu.Unlock()
+	if !r.w.failed {
+		r.w.fail(r.db.AddResult(runID, res))
+	}
+}
+
+// finish sets how the run ended; the writers' Close records it.
+func (r *recording) finish(runErr error, ctx context.Context) {
+	if r == nil {
+		return
+	}
+	switch {
+	case runErr == nil:
+		r.rec.Status = store.Done
+	case errors.Is(runErr, context.Canceled) || ctx.Err() != nil:
+		r.rec.Status = store.Interrupted
+	default:
+		r.rec.Status = store.Failed
+	}
+}
+
+func (r *recording) close() {
+	if r == nil {
+		return
+	}
+	r.w.fail(r.db.Close())
+}
+
+// sortedKeys lists a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

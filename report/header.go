@@ -1,0 +1,108 @@
+package report
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// RecordRun marks the header record of a results file.
+const RecordRun = "run"
+
+// Header is the first line of a results JSONL file: which run wrote it,
+// with which suites (and their content hashes), target, judge and
+// settings, from which commit. --resume checks it, and the store, compare
+// and report show it. Readers skip records whose "record" they don't know.
+type Header struct {
+	// Record is always "run".
+	Record           string    `json:"record"`
+	RunID            string    `json:"run_id"`
+	AgentevalVersion string    `json:"agenteval_version"`
+	Started          time.Time `json:"started"`
+	// Command is the subcommand that ran: run or score.
+	Command   string      `json:"command,omitempty"`
+	Suites    []SuiteFile `json:"suites"`
+	Target    string      `json:"target,omitempty"`
+	Judge     string      `json:"judge,omitempty"`
+	Simulator string      `json:"simulator,omitempty"`
+	// Trials and Threshold are the command line's overrides, when given.
+	Trials    int      `json:"trials,omitempty"`
+	Threshold *float64 `json:"threshold,omitempty"`
+	Git       *Git     `json:"git,omitempty"`
+}
+
+// SuiteFile is one eval file (or dataset) of a run.
+type SuiteFile struct {
+	Path string `json:"path"`
+	// SHA256 is the hex hash of the file's bytes; empty for standard input.
+	SHA256 string `json:"sha256,omitempty"`
+	// Name is the suite's name as results carry it.
+	Name string `json:"name,omitempty"`
+}
+
+// Git is the work tree a run started from.
+type Git struct {
+	Commit string `json:"commit"`
+	Dirty  bool   `json:"dirty"`
+}
+
+// NewRunID returns a fresh run id: 12 random hex digits, so that a short
+// prefix names a run, as with git commits.
+func NewRunID() string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand does not fail on supported platforms; a clock-based
+		// id still works if it ever does.
+		return fmt.Sprintf("%012x", time.Now().UnixNano()&0xffffffffffff)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// HashFile returns the hex SHA-256 of a file's bytes.
+func HashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// SuiteNames lists the suites' names (or paths, where a suite has no name).
+func (h *Header) SuiteNames() []string {
+	out := make([]string, 0, len(h.Suites))
+	for _, s := range h.Suites {
+		if s.Name != "" {
+			out = append(out, s.Name)
+		} else {
+			out = append(out, s.Path)
+		}
+	}
+	return out
+}
+
+// Starter is a Writer that wants the run's header before the first result:
+// the JSONL writer writes it as the first line, the HTML report shows it.
+type Starter interface {
+	Start(h *Header) error
+}
+
+// Start gives the header to every writer that takes one.
+func (m Multi) Start(h *Header) error {
+	for _, w := range m {
+		if s, ok := w.(Starter); ok {
+			if err := s.Start(h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/store"
+	"github.com/agenteval/agenteval/store/storetest"
+)
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		// A path that needs escaping in the SQLite URI, in a folder that
+		// does not exist yet.
+		s, err := Open(filepath.Join(t.TempDir(), "sub dir?#", "a.db"), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func record(t *testing.T, path, id string) {
+	t.Helper()
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.StartRun(ctx, &report.Header{RunID: id, Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	s.AddResult(id, &agenteval.Result{TestID: "t", Verdict: agenteval.VerdictPass, Score: 1})
+	if err := s.FinishRun(ctx, id, store.Finish{Status: store.Done}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The file is in WAL mode at the current schema version, and keeps runs
+// across opens.
+func TestFileSchemaAndReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	record(t, path, "r1")
+	record(t, path, "r2")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var mode string
+	var v int
+	db.QueryRow("PRAGMA journal_mode").Scan(&mode)
+	db.QueryRow("PRAGMA user_version").Scan(&v)
+	if mode != "wal" || v != SchemaVersion {
+		t.Errorf("journal_mode %s, user_version %d; want wal, %d", mode, v, SchemaVersion)
+	}
+	s, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	runs, err := s.Runs(context.Background(), store.ListOptions{})
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs = %v, %v", runs, err)
+	}
+}
+
+// A read-only store reads, refuses writes, and does not create a file.
+func TestReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Open(filepath.Join(dir, "none.db"), Options{ReadOnly: true}); err == nil {
+		t.Fatal("opened a missing store read-only")
+	}
+	path := filepath.Join(dir, "a.db")
+	record(t, path, "r1")
+	s, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Tag(context.Background(), "r1", "x"); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("tag on a read-only store: %v", err)
+	}
+	if _, err := s.Run(context.Background(), "r1"); err != nil {
+		t.Error(err)
+	}
+}
+
+// A store written by a newer version is refused with a clear message, and
+// is left as it was.
+func TestNewerSchemaRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	record(t, path, "r1")
+	db, _ := sql.Open("sqlite", path)
+	db.Exec("PRAGMA user_version = 99")
+	db.Close()
+	for _, ro := range []bool{false, true} {
+		_, err := Open(path, Options{ReadOnly: ro})
+		if err == nil || !strings.Contains(err.Error(), "schema v99, written by a newer agenteval") {
+			t.Errorf("read-only %v: %v", ro, err)
+		}
+	}
+}
+
+// Migrations run from any older version: an empty file gets the whole
+// schema; a store at the current version is left alone.
+func TestMigrateFromEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, _ := sql.Open("sqlite", path)
+	db.Exec("CREATE TABLE other (x)") // someone else's table survives
+	db.Close()
+	record(t, path, "r1")
+	db, _ = sql.Open("sqlite", path)
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM other").Scan(&n); err != nil {
+		t.Errorf("the other table: %v", err)
+	}
+	if err := db.QueryRow("SELECT count(*) FROM results").Scan(&n); err != nil || n != 1 {
+		t.Errorf("results: %d, %v", n, err)
+	}
+}
+
+// Two processes (here, two handles) write one store at once.
+func TestTwoWriters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	a, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i, s := range []*DB{a, b} {
+		id := []string{"ra", "rb"}[i]
+		if err := s.StartRun(ctx, &report.Header{RunID: id, Started: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 200 {
+		a.AddResult("ra", &agenteval.Result{TestID: "a" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Verdict: agenteval.VerdictPass})
+		b.AddResult("rb", &agenteval.Result{TestID: "b" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Verdict: agenteval.VerdictFail})
+	}
+	for i, s := range []*DB{a, b} {
+		id := []string{"ra", "rb"}[i]
+		if err := s.FinishRun(ctx, id, store.Finish{Status: store.Done}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Close()
+	defer b.Close()
+	ra, _ := b.Run(ctx, "ra")
+	rb, _ := b.Run(ctx, "rb")
+	if ra.Passed != 200 || rb.Failed != 200 {
+		t.Errorf("ra passed %d, rb failed %d; want 200 each", ra.Passed, rb.Failed)
+	}
+}
