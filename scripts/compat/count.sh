@@ -110,7 +110,9 @@ crashes=0 runs=0 results=0 errors=0 skips=0
 while IFS= read -r f; do
 	runs=$((runs + 1))
 	status=0
-	"$AGENTEVAL" run "$f" --target openai:fake --judge openai:fake --no-cache -q -o "$work/results.jsonl" > /dev/null 2> "$work/err" || status=$?
+	"$AGENTEVAL" run "$f" --target openai:fake --judge openai:fake --no-cache --no-store -q -o "$work/one.jsonl" > /dev/null 2> "$work/err" || status=$?
+	[[ -f $work/one.jsonl ]] && grep '"test_id"' "$work/one.jsonl" >> "$work/results.jsonl" || true
+	rm -f "$work/one.jsonl"
 	if grep -q 'panic\|goroutine [0-9]' "$work/err" || [[ $status != 0 && $status != 1 && $status != 3 ]]; then
 		crashes=$((crashes + 1))
 		printf 'crash (exit %s): %s: %s\n' "$status" "$f" "$(grep -v ': warning: ' "$work/err" | head -2 | tr '\n' ' ')" >> "$work/errors"
@@ -119,8 +121,6 @@ done < "$work/loaded"
 if [[ -f $work/results.jsonl ]]; then
 	results=$(grep -c '"test_id"' "$work/results.jsonl" || true)
 	skips=$(grep -c '"verdict":"skip"' "$work/results.jsonl" || true)
-	grep '"execution_status":"execution_error"' "$work/results.jsonl" |
-		sed -E 's/.*"suite":"([^"]*)".*"test_id":"([^"]*)".*|.*"test_id":"([^"]*)".*"suite":"([^"]*)".*//' > /dev/null || true
 	errors=$(grep -c '"execution_status":"execution_error"' "$work/results.jsonl" || true)
 	grep '"execution_status":"execution_error"' "$work/results.jsonl" |
 		grep -oE '"error":"[^"]{0,160}' | sed 's/"error":"//' | sed -E 's/[0-9]+(\.[0-9]+)?ms/Nms/g' |
