@@ -8,6 +8,7 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -19,6 +20,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,21 +52,20 @@ func Dir(root string) string {
 }
 
 // version changes when the meaning of cached entries changes.
-const version = "model-v3"
+const version = "model-v4"
 
 // Store is a directory of cached replies, one file per request, named by
 // the hash of everything that determines the reply. The folder is private
 // to its owner (0700, files 0600), entries are redacted before they are
-// written, and each carries an HMAC under the store's own key (keyFile,
-// made on first use), so an entry that was edited, or copied from another
-// project, is ignored and counted instead of trusted.
+// written, and each carries an HMAC of its exact bytes under the store's
+// own key (keyFile, made on first use), so an entry that was edited, or
+// copied from another project, is ignored and counted instead of trusted.
 type Store struct {
 	Dir string
 
 	dirs     sync.Map // subdirectories known to exist
-	keyOnce  sync.Once
+	keyMu    sync.Mutex
 	key      []byte
-	keyErr   error
 	hits     atomic.Int64
 	stored   atomic.Int64
 	rejected atomic.Int64
@@ -73,99 +74,143 @@ type Store struct {
 // keyFile holds the store's HMAC key.
 const keyFile = "hmac.key"
 
+// keySize is the HMAC key's length in bytes.
+const keySize = 32
+
+// entry is a cached reply.
 type entry struct {
 	Message      agenteval.Message `json:"message"`
 	Usage        agenteval.Usage   `json:"usage"`
 	Model        string            `json:"model,omitempty"`
 	FinishReason string            `json:"finish_reason,omitempty"`
-	// MAC is the HMAC-SHA256, under the store's key, of the request key and
-	// the entry's other fields.
-	MAC string `json:"mac"`
 }
+
+// envelope is an entry file: the entry's bytes, and their MAC.
+type envelope struct {
+	MAC   string          `json:"mac"`
+	Entry json.RawMessage `json:"entry"`
+}
+
+// entryName is the file name of an entry: its request key, in hex.
+var entryName = regexp.MustCompile(`^[0-9a-f]{64}\.json$`)
 
 func (s *Store) path(key string) string {
 	return filepath.Join(s.Dir, key[:2], key+".json")
 }
 
-// secret returns the store's HMAC key, making it on first use.
-func (s *Store) secret() ([]byte, error) {
-	s.keyOnce.Do(func() {
-		p := filepath.Join(s.Dir, keyFile)
-		if b, err := os.ReadFile(p); err == nil && len(b) >= 32 {
-			s.key = b
-			return
-		}
-		if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-			s.keyErr = fmt.Errorf("cache: %w", err)
-			return
-		}
-		k := make([]byte, 32)
-		if _, err := rand.Read(k); err != nil {
-			s.keyErr = fmt.Errorf("cache key: %w", err)
-			return
-		}
-		// O_EXCL: when two runs race, the second reads the first's key.
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			if b, rerr := os.ReadFile(p); rerr == nil && len(b) >= 32 {
-				s.key = b
-				return
-			}
-			s.keyErr = fmt.Errorf("cache key: %w", err)
-			return
-		}
-		defer f.Close()
-		if _, err := f.Write(k); err != nil {
-			s.keyErr = fmt.Errorf("cache key: %w", err)
-			return
-		}
-		s.key = k
-	})
-	return s.key, s.keyErr
+// readKey reads the store's HMAC key, if it has one, without making it.
+func (s *Store) readKey() ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(s.Dir, keyFile))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != keySize {
+		return nil, fmt.Errorf("the cache key %s is damaged (%d bytes, not %d); agenteval cache clear makes a new one", filepath.Join(s.Dir, keyFile), len(b), keySize)
+	}
+	return b, nil
 }
 
-// mac signs an entry (its MAC field aside) under the request key.
-func (s *Store) mac(key string, e entry) (string, error) {
-	secret, err := s.secret()
-	if err != nil {
-		return "", err
+// secret returns the store's HMAC key, making it on first use. The key is
+// written whole to a temporary file and linked into place, so a run never
+// reads half of one, and two runs racing agree on the first.
+func (s *Store) secret() ([]byte, error) {
+	s.keyMu.Lock()
+	defer s.keyMu.Unlock()
+	if s.key != nil {
+		return s.key, nil
 	}
-	e.MAC = ""
-	b, err := json.Marshal(e)
-	if err != nil {
-		return "", err
+	k, err := s.readKey()
+	if errors.Is(err, fs.ErrNotExist) {
+		k, err = s.makeKey()
 	}
+	if err != nil {
+		return nil, err
+	}
+	s.key = k
+	return k, nil
+}
+
+func (s *Store) makeKey() ([]byte, error) {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	k := make([]byte, keySize)
+	if _, err := rand.Read(k); err != nil {
+		return nil, fmt.Errorf("cache key: %w", err)
+	}
+	tmp, err := os.CreateTemp(s.Dir, ".key-*")
+	if err != nil {
+		return nil, fmt.Errorf("cache key: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(k)
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		return nil, fmt.Errorf("cache key: %v", errors.Join(werr, cerr))
+	}
+	if err := os.Link(tmp.Name(), filepath.Join(s.Dir, keyFile)); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return s.readKey() // another run made it first
+		}
+		return nil, fmt.Errorf("cache key: %w", err)
+	}
+	return k, nil
+}
+
+// sign is the MAC of an entry's bytes under its request key.
+func sign(secret []byte, key string, data []byte) string {
 	h := hmac.New(sha256.New, secret)
 	h.Write([]byte(key))
 	h.Write([]byte{0})
-	h.Write(b)
-	return hex.EncodeToString(h.Sum(nil)), nil
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// verify reads an entry file's bytes: an entry whose MAC checks, or why
+// it does not.
+func verify(secret []byte, key string, data []byte) (entry, error) {
+	var env envelope
+	if err := json.Unmarshal(data, &env); err != nil || env.Entry == nil {
+		return entry{}, errors.New("not an entry")
+	}
+	if !hmac.Equal([]byte(sign(secret, key, env.Entry)), []byte(env.MAC)) {
+		return entry{}, errors.New("its MAC does not check")
+	}
+	var e entry
+	dec := json.NewDecoder(bytes.NewReader(env.Entry))
+	dec.UseNumber()
+	if err := dec.Decode(&e); err != nil {
+		return entry{}, errors.New("not an entry")
+	}
+	return e, nil
 }
 
 // get returns a cached reply, if any. A missing entry is a miss; one that
 // does not parse, or whose MAC does not check, is a miss that is counted.
 func (s *Store) get(key string) (entry, bool) {
-	b, err := os.ReadFile(s.path(key))
+	data, err := os.ReadFile(s.path(key))
 	if err != nil {
 		return entry{}, false
 	}
-	var e entry
-	if json.Unmarshal(b, &e) != nil {
+	secret, err := s.secret()
+	if err != nil {
 		s.rejected.Add(1)
 		return entry{}, false
 	}
-	want, err := s.mac(key, e)
-	if err != nil || !hmac.Equal([]byte(want), []byte(e.MAC)) {
+	e, err := verify(secret, key, data)
+	if err != nil {
 		s.rejected.Add(1)
 		return entry{}, false
 	}
-	s.hits.Add(1)
 	return e, true
 }
 
 // put stores a reply, redacted and signed. It writes to a temporary file
 // and renames it, so concurrent runs never see half an entry.
 func (s *Store) put(key string, e entry) error {
+	secret, err := s.secret()
+	if err != nil {
+		return err
+	}
 	p := s.path(key)
 	dir := filepath.Dir(p)
 	if _, ok := s.dirs.Load(dir); !ok {
@@ -175,12 +220,11 @@ func (s *Store) put(key string, e entry) error {
 		s.dirs.Store(dir, true)
 	}
 	e.Message = redactMessage(e.Message)
-	mac, err := s.mac(key, e)
+	raw, err := json.Marshal(e)
 	if err != nil {
-		return err
+		return fmt.Errorf("cache: %w", err)
 	}
-	e.MAC = mac
-	b, err := json.Marshal(e)
+	b, err := json.Marshal(envelope{MAC: sign(secret, key, raw), Entry: raw})
 	if err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
@@ -348,6 +392,7 @@ func (c *cached) Generate(ctx context.Context, req *agenteval.ModelRequest) (*ag
 	if e, ok := c.s.get(key); ok {
 		resp := &agenteval.ModelResponse{Message: e.Message, Usage: agenteval.Usage{CachedCalls: 1}, Model: e.Model, FinishReason: e.FinishReason}
 		if accept == nil || accept(resp) {
+			c.s.hits.Add(1)
 			return resp, nil
 		}
 	}

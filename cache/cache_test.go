@@ -3,6 +3,7 @@ package cache
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -265,4 +266,66 @@ func (f *fixed) Generate(ctx context.Context, req *agenteval.ModelRequest) (*age
 		msg.ToolCalls = []agenteval.ToolCall{{ID: "1", Name: "t", Args: f.args}}
 	}
 	return &agenteval.ModelResponse{Message: msg, Usage: agenteval.Usage{Calls: 1}}, nil
+}
+
+// TestClearTouchesOnlyEntries: a cache folder pointed at the wrong place
+// loses nothing but cache entries, and stats never writes a key.
+func TestClearTouchesOnlyEntries(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "package.json"), []byte("{}"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "experiments"), 0o755)
+	os.WriteFile(filepath.Join(dir, "experiments", "baseline.json"), []byte("{}"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "ab"), 0o755)
+	os.WriteFile(filepath.Join(dir, "ab", "notes.json"), []byte("{}"), 0o644)
+	store := &Store{Dir: dir}
+	if st, err := store.Stats(); err != nil || st.Entries != 0 || !st.NoKey {
+		t.Errorf("stats = %+v, %v", st, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, keyFile)); err == nil {
+		t.Error("stats made a key")
+	}
+	Wrap(&counter{}, "id", store).Generate(context.Background(), req("hi"))
+	if n, err := store.Clear(time.Time{}); n != 1 || err != nil {
+		t.Errorf("cleared %d, %v", n, err)
+	}
+	for _, p := range []string{"package.json", "experiments/baseline.json", "ab/notes.json"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+// TestNumbersSurviveTheCache: tool-call arguments decoded as json.Number
+// (1.50, big integers) replay, rather than failing their MAC.
+func TestNumbersSurviveTheCache(t *testing.T) {
+	store := &Store{Dir: t.TempDir()}
+	base := &fixed{args: map[string]any{"amount": json.Number("1.50"), "id": json.Number("9007199254740993")}}
+	m := Wrap(base, "id", store)
+	m.Generate(context.Background(), req("pay"))
+	r, _ := m.Generate(context.Background(), req("pay"))
+	if r.Usage.CachedCalls != 1 || base.calls.Load() != 1 || store.Counts().Rejected != 0 {
+		t.Fatalf("replay: %+v, %d calls, %+v", r.Usage, base.calls.Load(), store.Counts())
+	}
+	if got := r.Message.ToolCalls[0].Args["amount"]; got != json.Number("1.50") {
+		t.Errorf("amount = %#v", got)
+	}
+}
+
+// TestDamagedKey is reported, not silently turned into misses.
+func TestDamagedKey(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, keyFile), []byte("short"), 0o600)
+	if _, err := (&Store{Dir: dir}).Stats(); err == nil || !strings.Contains(err.Error(), "is damaged") {
+		t.Errorf("stats: %v", err)
+	}
+	if err := (&Store{Dir: dir}).put(strings.Repeat("a", 64), entry{}); err == nil || !strings.Contains(err.Error(), "agenteval cache clear makes a new one") {
+		t.Errorf("put: %v", err)
+	}
+	store := &Store{Dir: dir}
+	if _, err := store.Clear(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.secret(); err != nil {
+		t.Errorf("after clear: %v", err)
+	}
 }

@@ -1,13 +1,11 @@
 package cache
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -17,38 +15,59 @@ type Stats struct {
 	Entries int
 	Bytes   int64
 	// Bad counts entries that do not parse or whose MAC does not check;
-	// they are never served.
+	// they are never served. NoKey says the store has no key yet, so its
+	// entries (if any) cannot be checked.
 	Bad            int
+	NoKey          bool
 	Oldest, Newest time.Time
 }
 
-// entries calls f on every entry file, with its request key.
+// entries calls f on every entry file (a 64-hex-digit name in the folder
+// of its first two digits) with its request key. Nothing else in the
+// folder is touched, even if the folder is not a cache at all.
 func (s *Store) entries(f func(path, key string, info fs.FileInfo) error) error {
-	err := filepath.WalkDir(s.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == s.Dir {
-				return filepath.SkipAll
-			}
-			return err
-		}
-		if d.IsDir() || !strings.HasSuffix(d.Name(), ".json") || strings.HasPrefix(d.Name(), ".") {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		return f(p, strings.TrimSuffix(d.Name(), ".json"), info)
-	})
+	subs, err := os.ReadDir(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("cache %s: %w", s.Dir, err)
+	}
+	for _, sub := range subs {
+		if !sub.IsDir() || len(sub.Name()) != 2 {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(s.Dir, sub.Name()))
+		if err != nil {
+			return fmt.Errorf("cache %s: %w", s.Dir, err)
+		}
+		for _, fe := range files {
+			name := fe.Name()
+			if fe.IsDir() || !entryName.MatchString(name) || name[:2] != sub.Name() {
+				continue
+			}
+			info, err := fe.Info()
+			if err != nil {
+				return fmt.Errorf("cache %s: %w", s.Dir, err)
+			}
+			if err := f(filepath.Join(s.Dir, sub.Name(), name), name[:64], info); err != nil {
+				return fmt.Errorf("cache %s: %w", s.Dir, err)
+			}
+		}
 	}
 	return nil
 }
 
-// Stats counts the store's entries and checks each one.
+// Stats counts the store's entries and checks each one. It changes
+// nothing: a store without a key keeps having none.
 func (s *Store) Stats() (Stats, error) {
 	st := Stats{Dir: s.Dir}
+	secret, kerr := s.readKey()
+	if errors.Is(kerr, fs.ErrNotExist) {
+		st.NoKey = true
+	} else if kerr != nil {
+		return st, kerr
+	}
 	err := s.entries(func(p, key string, info fs.FileInfo) error {
 		st.Entries++
 		st.Bytes += info.Size()
@@ -58,13 +77,15 @@ func (s *Store) Stats() (Stats, error) {
 		if t := info.ModTime(); t.After(st.Newest) {
 			st.Newest = t
 		}
-		b, err := os.ReadFile(p)
-		var e entry
-		if err != nil || json.Unmarshal(b, &e) != nil {
+		if secret == nil {
 			st.Bad++
 			return nil
 		}
-		if want, err := s.mac(key, e); err != nil || want != e.MAC {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if _, err := verify(secret, key, data); err != nil {
 			st.Bad++
 		}
 		return nil
@@ -73,10 +94,19 @@ func (s *Store) Stats() (Stats, error) {
 }
 
 // Clear removes entries last written before cutoff (every entry, for the
-// zero time), and returns how many.
-func (s *Store) Clear(cutoff time.Time) (int, error) {
-	n := 0
-	err := s.entries(func(p, _ string, info fs.FileInfo) error {
+// zero time), and returns how many. Only entry files are removed, and the
+// key when everything is: the next run makes a new one.
+func (s *Store) Clear(cutoff time.Time) (n int, err error) {
+	if cutoff.IsZero() {
+		defer func() {
+			if err == nil {
+				if rerr := os.Remove(filepath.Join(s.Dir, keyFile)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+					err = rerr
+				}
+			}
+		}()
+	}
+	err = s.entries(func(p, _ string, info fs.FileInfo) error {
 		if !cutoff.IsZero() && !info.ModTime().Before(cutoff) {
 			return nil
 		}

@@ -36,6 +36,10 @@ another project, is ignored and reported, never trusted.`,
 				fmt.Fprintf(e.stdout, ", written %s to %s", st.Oldest.Format(time.DateOnly), st.Newest.Format(time.DateOnly))
 			}
 			fmt.Fprintln(e.stdout)
+			if st.NoKey && st.Entries > 0 {
+				fmt.Fprintf(e.stdout, "the cache has no key (%s), so none of its entries can be trusted; agenteval cache clear starts it afresh\n", "hmac.key")
+				return exitCode(exitFailed)
+			}
 			if st.Bad > 0 {
 				fmt.Fprintf(e.stdout, "%d %s failed the integrity check and will be asked again; agenteval cache clear removes them\n", st.Bad, plural(st.Bad, "entry", "entries"))
 				return exitCode(exitFailed)
