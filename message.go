@@ -56,6 +56,9 @@ type ToolCall struct {
 	Name    string         `json:"name"`
 	Args    map[string]any `json:"args"`
 	RawArgs string         `json:"raw_args,omitempty"`
+	// DurationMS is how long the tool took, when the agent reports it
+	// (AgentV's per-call latency checks read it); 0 means unknown.
+	DurationMS float64 `json:"duration_ms,omitempty"`
 	// KeyOrder is the written order of the keys of the objects nested in
 	// Args (KeyOrderOf), where the call was decoded from JSON text; nil
 	// when unknown. Ragas's tool_call_accuracy depends on it.
@@ -89,6 +92,25 @@ type Message struct {
 	ToolCallID string         `json:"tool_call_id,omitempty"`
 	Name       string         `json:"name,omitempty"`
 	Metadata   map[string]any `json:"metadata,omitempty"`
+	// Parts holds what a message carries besides text, such as images
+	// from an eval file's content blocks (type: image). Content still holds
+	// all of the message's text.
+	Parts []Part `json:"parts,omitempty"`
+}
+
+// Part is a piece of a message that is not plain text: an image, kept
+// as a data URL so that it travels in JSON and reaches a model as is; or a
+// file whose text the message's Content already holds, kept by path for
+// agents that take files (AgentV's cli {FILES}) and for graders.
+type Part struct {
+	// Type is "image" or "file".
+	Type string `json:"type"`
+	// MediaType is the MIME type, such as image/png.
+	MediaType string `json:"media_type,omitempty"`
+	// URL is a data: URL with the bytes, or the URL or path as written.
+	URL string `json:"url,omitempty"`
+	// Path is the file the part was read from, as the eval file wrote it.
+	Path string `json:"path,omitempty"`
 }
 
 // Pretty renders one message the way Ragas does for judges and humans, except

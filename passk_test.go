@@ -38,3 +38,18 @@ func TestPassAtKFor(t *testing.T) {
 		t.Errorf("n=1000 c=500 k=1: %+v", v)
 	}
 }
+
+func TestConfidenceInterval(t *testing.T) {
+	// Three trials 0.6, 0.8, 1.0: mean 0.8, sd 0.2, se 0.2/√3, t(2)=4.303.
+	lo, hi := ConfidenceInterval([]float64{0.6, 0.8, 1.0})
+	margin := 4.303 * 0.2 / math.Sqrt(3)
+	if math.Abs(lo-max(0, 0.8-margin)) > 1e-9 || math.Abs(hi-min(1, 0.8+margin)) > 1e-9 {
+		t.Errorf("CI = [%v, %v], want [%v, %v]", lo, hi, max(0, 0.8-margin), min(1, 0.8+margin))
+	}
+	if got := ReduceConfidenceInterval.Reduce([]float64{0.9, 0.9, 0.9}); math.Abs(got-0.9) > 1e-12 {
+		t.Errorf("equal scores: lower bound %v, want 0.9", got)
+	}
+	if got := ReduceConfidenceInterval.Reduce([]float64{0.7}); got != 0.7 {
+		t.Errorf("one score: %v, want 0.7", got)
+	}
+}

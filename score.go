@@ -171,6 +171,9 @@ type Result struct {
 	TestID string `json:"test_id"`
 	Suite  string `json:"suite,omitempty"`
 	Target string `json:"target,omitempty"`
+	// ConversationID groups the tests of one conversation thread, as the
+	// eval file's conversation_id says.
+	ConversationID string `json:"conversation_id,omitempty"`
 	// Tags come from the test's metadata.tags, for filtering reports.
 	Tags            []string        `json:"tags,omitempty"`
 	Score           float64         `json:"score"`

@@ -1,6 +1,9 @@
 package agenteval
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // Pos is a place in an eval file, for error messages.
 type Pos struct {
@@ -62,6 +65,10 @@ const (
 	// ReducePassAtK takes the best score: a test passes when any of its
 	// trials (or turns) does, as AgentV's pass_at_k strategy has it.
 	ReducePassAtK Reduction = "pass_at_k"
+	// ReduceConfidenceInterval takes the lower bound of the 95%
+	// confidence interval of the mean (Student's t), a conservative score
+	// for trials (AgentV's confidence_interval strategy).
+	ReduceConfidenceInterval Reduction = "confidence_interval"
 )
 
 // Reduce combines vals. Nothing to combine reduces to 1: a unit with
@@ -80,6 +87,9 @@ func (r Reduction) Reduce(vals []float64) float64 {
 		for _, v := range vals[1:] {
 			out = max(out, v)
 		}
+	case ReduceConfidenceInterval:
+		lo, _ := ConfidenceInterval(vals)
+		out = lo
 	default:
 		sum := 0.0
 		for _, v := range vals {
@@ -206,6 +216,15 @@ type ExpectedCall struct {
 	// Turn, when set, is the turn (1-based) in which the call must be
 	// made; 0 means any turn.
 	Turn int `json:"turn,omitempty"`
+	// ArgsMatch, when set, is how this call's arguments must match
+	// (exact, superset, subset, ignore), instead of the grader's; ArgsFields
+	// compares only these argument paths (dotted) instead.
+	ArgsMatch  string   `json:"args_match,omitempty"`
+	ArgsFields []string `json:"args_fields,omitempty"`
+	// MaxDurationMS, when set, is the longest the matched call may take
+	// (AgentV's per-call latency check): an extra check, counted when the
+	// agent reported the call's duration.
+	MaxDurationMS float64 `json:"max_duration_ms,omitempty"`
 	// Literal compares Args as plain values, never as matchers. Calls taken
 	// from a dataset's reference_tool_calls are literal: a recorded argument
 	// such as {"$gt": 5} is data, not an instruction.
@@ -256,6 +275,19 @@ type Test struct {
 	// read from its files. Turns are 1-based either way once loaded; the
 	// rules differ in how expected calls pair with the calls made.
 	Semantics Semantics `json:"semantics,omitempty"`
+
+	// ConversationID is the eval file's conversation_id: it groups tests
+	// of one thread in results. It is not sent to the agent, whose
+	// conversations stay one per test and trial.
+	ConversationID string `json:"conversation_id,omitempty"`
+	// Targets names the targets this test runs against (AgentV's
+	// execution.target or execution.targets on a test, a v5 test's
+	// providers); empty means the suite's.
+	Targets []string `json:"targets,omitempty"`
+	// Skip, when set, says why this test cannot run here (a feature of
+	// another tool that agenteval does not run, such as a coding-agent
+	// workspace); it ends with verdict skip and that reason.
+	Skip string `json:"skip,omitempty"`
 
 	Pos Pos `json:"-"`
 }
@@ -318,4 +350,38 @@ func PassAtKFor(n, c int) []PassAtK {
 		out = append(out, PassAtK{K: k, PassAtK: 1 - fail, PassHatK: pass})
 	}
 	return out
+}
+
+// tCritical95 holds the two-tailed Student's t values for 95% confidence,
+// for 1..29 degrees of freedom; from 30 on, the normal 1.96 is used.
+var tCritical95 = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045}
+
+// ConfidenceInterval is the 95% confidence interval of the mean of vals
+// (Student's t with n−1 degrees of freedom), held to [0, 1]. With fewer
+// than two values it is the mean itself.
+func ConfidenceInterval(vals []float64) (lo, hi float64) {
+	n := len(vals)
+	if n == 0 {
+		return 1, 1
+	}
+	mean := 0.0
+	for _, v := range vals {
+		mean += v
+	}
+	mean /= float64(n)
+	if n < 2 {
+		return min(1, max(0, mean)), min(1, max(0, mean))
+	}
+	ss := 0.0
+	for _, v := range vals {
+		ss += (v - mean) * (v - mean)
+	}
+	se := math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n))
+	t := 1.96
+	if df := n - 1; df < 30 {
+		t = tCritical95[df-1]
+	}
+	return min(1, max(0, mean-t*se)), min(1, max(0, mean+t*se))
 }

@@ -11,13 +11,17 @@ func All() []*Definition {
 		Length,
 		// Tool calls.
 		ToolCalls, ToolCallAccuracy, ToolCallF1, ExpectedToolCalls,
+		// Structured output.
+		FieldAccuracy,
 		// Budgets.
-		Latency, TokenUsage, Cost, MaxTurns, ToolCallCount,
+		Latency, TokenUsage, Cost, MaxTurns, ToolCallCount, ExecutionMetrics,
 		// Judged by an LLM.
 		Rubrics, LLMGrader, AgentGoalAccuracy, AgentGoalAccuracyWithReference, AgentGoalAccuracyWithoutReference,
 		TopicAdherence, InstructionRetention, InferenceMemory, SelfCoherence, VersionedEditing, ConversationRelevance,
 		Subgoals, UserFidelity,
 		// A program of the user's.
 		Script,
+		// Several graders in one score.
+		Composite,
 	}
 }

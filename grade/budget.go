@@ -17,8 +17,8 @@ type Budget struct {
 
 // budget defines a grader that passes when measure(in) <= max. alias is
 // AgentV's name for max.
-func budget(name, doc, unit, alias string, measure func(*agenteval.GradeInput) (float64, bool)) *Definition {
-	d := Definition{Name: name, Doc: doc, Params: []Param{{Name: "max", Aliases: []string{alias}, Doc: "the most " + unit + " allowed"}}}
+func budget(name, doc, unit string, aliases []string, measure func(*agenteval.GradeInput) (float64, bool)) *Definition {
+	d := Definition{Name: name, Doc: doc, Params: []Param{{Name: "max", Aliases: aliases, Doc: "the most " + unit + " allowed"}}}
 	return deterministic(d, func(o Budget, _ Env) (Func, error) {
 		if o.Max == nil || *o.Max < 0 {
 			return nil, fmt.Errorf("needs max: the most %s allowed", unit)
@@ -49,28 +49,22 @@ func budget(name, doc, unit, alias string, measure func(*agenteval.GradeInput) (
 
 // The budget graders.
 var (
-	Latency = budget("latency", "the agent answered within max milliseconds (per turn, or for the whole conversation)", "ms", "threshold_ms",
+	Latency = budget("latency", "the agent answered within max milliseconds (per turn, or for the whole conversation)", "ms", []string{"threshold_ms", "max_ms"},
 		func(in *agenteval.GradeInput) (float64, bool) {
 			if in.Stats == nil {
 				return 0, false
 			}
 			return in.Stats.LatencyMS, true
 		})
-	TokenUsage = budget("token_usage", "the agent used at most max tokens (input + output)", "tokens", "max_tokens",
-		func(in *agenteval.GradeInput) (float64, bool) {
-			if in.Stats == nil {
-				return 0, false
-			}
-			return float64(in.Stats.Usage.InputTokens + in.Stats.Usage.OutputTokens), true
-		})
-	Cost = budget("cost", "the agent's calls cost at most max US dollars", "USD", "max_cost",
+	TokenUsage = deterministic(Definition{Name: "token_usage", Doc: "the agent used at most max tokens (input + output), max_input input tokens, max_output output tokens"}, newTokenUsage)
+	Cost       = budget("cost", "the agent's calls cost at most max US dollars", "USD", []string{"max_cost", "budget", "max_usd"},
 		func(in *agenteval.GradeInput) (float64, bool) {
 			if in.Stats == nil || in.Stats.Usage.CostUSD == nil {
 				return 0, false
 			}
 			return *in.Stats.Usage.CostUSD, true
 		})
-	MaxTurns = budget("max_turns", "the conversation took at most max turns", "turns", "turns",
+	MaxTurns = budget("max_turns", "the conversation took at most max turns", "turns", []string{"turns"},
 		func(in *agenteval.GradeInput) (float64, bool) {
 			if in.Stats == nil {
 				return float64(len(in.Transcript.Turns())), true
@@ -79,6 +73,46 @@ var (
 		})
 	ToolCallCount = deterministic(Definition{Name: "tool_call_count", Doc: "the agent made at most max tool calls (and at least min)"}, newToolCallCount)
 )
+
+// TokenUsageOptions is the options of token_usage.
+type TokenUsageOptions struct {
+	Max       *float64 `json:"max" alias:"max_tokens,max_total" doc:"the most tokens, input and output together"`
+	MaxInput  *float64 `json:"max_input" doc:"the most input tokens"`
+	MaxOutput *float64 `json:"max_output" doc:"the most output tokens"`
+}
+
+func newTokenUsage(o TokenUsageOptions, _ Env) (Func, error) {
+	if o.Max == nil && o.MaxInput == nil && o.MaxOutput == nil {
+		return nil, fmt.Errorf("needs max (or max_input, max_output): the most tokens allowed")
+	}
+	return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
+		if in.Stats == nil {
+			return Outcome{}, fmt.Errorf("token_usage cannot be measured here: the run recorded no tokens (a recorded sample)")
+		}
+		u := in.Stats.Usage
+		var out Outcome
+		for _, c := range []struct {
+			what  string
+			limit *float64
+			got   int64
+		}{{"tokens", o.Max, u.InputTokens + u.OutputTokens}, {"input tokens", o.MaxInput, u.InputTokens}, {"output tokens", o.MaxOutput, u.OutputTokens}} {
+			if c.limit == nil {
+				continue
+			}
+			out.Assertions = append(out.Assertions, agenteval.Assertion{Text: fmt.Sprintf("at most %s %s", fmtNum(*c.limit), c.what),
+				Passed: float64(c.got) <= *c.limit, Evidence: fmt.Sprintf("%d %s", c.got, c.what)})
+		}
+		met := 0
+		for _, a := range out.Assertions {
+			if a.Passed {
+				met++
+			}
+		}
+		out.Score = map[bool]float64{true: 1, false: 0}[met == len(out.Assertions)]
+		out.Reason = fmt.Sprintf("%d of %d token limits met", met, len(out.Assertions))
+		return out, nil
+	}, nil
+}
 
 // ToolCallCountOptions is the options of tool_call_count.
 type ToolCallCountOptions struct {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/proc"
-	"github.com/agenteval/agenteval/internal/strictjson"
 	"github.com/agenteval/agenteval/judge"
 )
 
@@ -70,11 +70,34 @@ func templateIO(in *agenteval.GradeInput) (agenteval.Conversation, string) {
 	return input, output
 }
 
+// defaultPrompt is the instructions of an llm_grader that has no prompt
+// of its own: grade the reply against the test's criteria, its reference
+// answer and the grader's rubric, whichever the test has.
+func defaultPrompt(in *agenteval.GradeInput, rubric string) string {
+	var b strings.Builder
+	b.WriteString("Grade how well the assistant's answer accomplishes the task.")
+	if in.Criteria != "" {
+		b.WriteString("\n\nWhat a good answer does:\n{{ criteria }}")
+	}
+	if rubric != "" {
+		b.WriteString("\n\nWhat to check:\n{{ rubric }}")
+	}
+	b.WriteString("\n\nThe task, as the assistant received it:\n{{ input }}")
+	if in.Reference != "" {
+		b.WriteString("\n\nA reference answer of high quality. The answer need not use its words; it should give the same substance: the same facts, decisions and key points.\n{{ expected_output }}")
+	}
+	b.WriteString("\n\nThe answer to grade:\n{{ output }}")
+	if in.Criteria == "" && rubric == "" && in.Reference == "" {
+		b.WriteString("\n\nWith no criteria or reference given, judge whether the answer does what the task asks, correctly and completely.")
+	}
+	return b.String()
+}
+
 // fill fills a grader prompt's variables. The prompt's own words are the
 // author's and reach the judge as written; every variable is material
 // under review, quoted in a block of its own (see judge.Parts), so that
 // what the agent wrote can never pass for the author's instructions.
-func fill(tmpl string, in *agenteval.GradeInput) (judge.Parts, error) {
+func fill(tmpl string, in *agenteval.GradeInput, extra map[string]string) (judge.Parts, error) {
 	input, output := templateIO(in)
 	var parts judge.Parts
 	var missing []string
@@ -95,7 +118,11 @@ func fill(tmpl string, in *agenteval.GradeInput) (judge.Parts, error) {
 		case "expected_output":
 			parts = append(parts, judge.Part{Tag: "expected_output", Text: in.Reference})
 		default:
-			v, ok := in.Vars[name]
+			if v, ok := extra[name]; ok {
+				parts = append(parts, judge.Part{Tag: "var", Name: name, Text: v})
+				continue
+			}
+			v, ok := in.Vars[strings.TrimPrefix(name, "vars.")]
 			if !ok {
 				missing = append(missing, name)
 				continue
@@ -107,38 +134,87 @@ func fill(tmpl string, in *agenteval.GradeInput) (judge.Parts, error) {
 		parts = append(parts, judge.Part{Text: tmpl[last:]})
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("the prompt uses {{ %s }}, which is not a variable here; use input, output, criteria, expected_output or a test var", strings.Join(missing, " }}, {{ "))
+		return nil, fmt.Errorf("the prompt uses {{ %s }}, which is not a variable here; use input, output, criteria, expected_output, metadata, tool_calls or a test var", strings.Join(missing, " }}, {{ "))
 	}
 	return parts, nil
 }
 
+// extraVars are the other variables AgentV's grader prompts use:
+// metadata (as JSON), the tool calls made, and the grader's rubric.
+func extraVars(in *agenteval.GradeInput, rubric string) map[string]string {
+	md, _ := json.MarshalIndent(in.Metadata, "", "  ")
+	mdc, _ := json.Marshal(in.Metadata)
+	if in.Metadata == nil {
+		md, mdc = nil, nil
+	}
+	var calls []string
+	for _, c := range in.Output.ToolCalls() {
+		calls = append(calls, "- "+c.String())
+	}
+	return map[string]string{
+		"metadata": string(md), "metadata_json": string(mdc), "tool_calls": strings.Join(calls, "\n"),
+		"rubric": rubric, "rubrics": rubric, "file_changes": "",
+	}
+}
+
 // LLMGraderOptions is the options of llm_grader.
 type LLMGraderOptions struct {
-	Prompt  string `json:"prompt" doc:"the grading instructions, or the path of a file holding them"`
-	Output  string `json:"output" enum:"pass,score" doc:"pass: the judge decides pass or fail (default); score: it gives a score from 0 to 1"`
+	Prompt string `json:"prompt" doc:"the grading instructions, or the path of a file holding them (default: grade the reply against the test's criteria, reference and rubric)"`
+	Output string `json:"output" enum:"score,pass" doc:"score: the judge gives a score from 0 to 1 (default, as AgentV's llm-grader); pass: it decides pass or fail"`
+	// Rubric is what to check, for the default prompt (promptfoo's
+	// llm-rubric value); a prompt of your own reads it as {{ rubric }}.
+	Rubric  string `json:"rubric" alias:"value" doc:"what to check (llm-rubric's value); the default prompt grades against it, a prompt of your own reads it as {{ rubric }}"`
 	Samples int    `json:"samples" doc:"judge votes per decision, an odd number (default 1)"`
+	// PromptCommand makes the prompt by running a program (AgentV's
+	// prompt: {command}): it reads the graded context as JSON on stdin and
+	// writes the prompt on stdout.
+	PromptCommand Strings        `json:"prompt_command" doc:"a program that writes the prompt: it reads the graded context as JSON on stdin (AgentV's prompt: {command})"`
+	Config        map[string]any `json:"config" doc:"settings passed to prompt_command as config"`
 }
 
 func newLLMGrader(cfg LLMGraderOptions, e Env) (Func, error) {
 	prompt := cfg.Prompt
-	if prompt == "" {
-		return nil, fmt.Errorf("needs prompt: the grading instructions, with {{ input }}, {{ output }} and friends")
-	}
-	if p := filepath.Join(e.Dir, prompt); !strings.Contains(prompt, "\n") && len(prompt) < 300 && fileExists(p) {
+	if p := filepath.Join(e.Dir, prompt); prompt != "" && !strings.Contains(prompt, "\n") && len(prompt) < 300 && fileExists(p) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("read prompt: %w", err)
 		}
 		prompt = string(b)
 	}
+	var command []string
+	if len(cfg.PromptCommand) > 0 {
+		argv, err := ScriptOptions{Command: cfg.PromptCommand}.Argv()
+		if err != nil {
+			return nil, fmt.Errorf("prompt_command: %w", err)
+		}
+		command = argv
+	}
 	j, err := judgeFor(e.Judge, cfg.Samples)
 	if err != nil {
 		return nil, err
 	}
+	label := strings.TrimSpace(cfg.Prompt)
+	if label == "" {
+		label = "llm grader: " + cfg.Rubric
+	}
+	instructions := func(ctx context.Context, in *agenteval.GradeInput) (judge.Parts, error) {
+		if command != nil {
+			text, err := promptFromCommand(ctx, command, e.Dir, in, cfg.Config)
+			if err != nil {
+				return nil, err
+			}
+			return judge.Parts{{Text: text}}, nil
+		}
+		tmpl := prompt
+		if tmpl == "" {
+			tmpl = defaultPrompt(in, cfg.Rubric)
+		}
+		return fill(tmpl, in, extraVars(in, cfg.Rubric))
+	}
 	switch cfg.Output {
-	case "", "pass":
+	case "pass":
 		return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
-			text, err := fill(prompt, in)
+			text, err := instructions(ctx, in)
 			if err != nil {
 				return Outcome{}, err
 			}
@@ -152,12 +228,12 @@ func newLLMGrader(cfg LLMGraderOptions, e Env) (Func, error) {
 				o.Score = 1
 			}
 			o.Reason = d.Reason
-			o.Assertions = []agenteval.Assertion{{Text: truncate(strings.TrimSpace(cfg.Prompt), 120), Passed: d.Passed, Evidence: d.Reason}}
+			o.Assertions = []agenteval.Assertion{{Text: truncate(label, 120), Passed: d.Passed, Evidence: d.Reason}}
 			return o, nil
 		}, nil
-	case "score":
+	case "", "score":
 		return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
-			text, err := fill(prompt, in)
+			text, err := instructions(ctx, in)
 			if err != nil {
 				return Outcome{}, err
 			}
@@ -177,136 +253,44 @@ func newLLMGrader(cfg LLMGraderOptions, e Env) (Func, error) {
 			f, _ := number(v["score"])
 			o.Score = min(1, max(0, f))
 			o.Reason, _ = v["reason"].(string)
-			o.Assertions = []agenteval.Assertion{{Text: truncate(strings.TrimSpace(cfg.Prompt), 120), Passed: o.Score >= agenteval.DefaultThreshold, Evidence: o.Reason}}
+			o.Assertions = []agenteval.Assertion{{Text: truncate(label, 120), Passed: o.Score >= agenteval.DefaultThreshold, Evidence: o.Reason}}
 			return o, nil
 		}, nil
 	}
-	return nil, fmt.Errorf("output %q is not pass or score", cfg.Output)
+	return nil, fmt.Errorf("output %q is not score or pass", cfg.Output)
+}
+
+// promptFromCommand runs a prompt program: the graded context on stdin,
+// the prompt on stdout.
+func promptFromCommand(ctx context.Context, argv []string, dir string, in *agenteval.GradeInput, config map[string]any) (string, error) {
+	payload, err := json.Marshal(scriptPayload(in, config))
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	cmd, err := proc.Command(ctx, argv)
+	if err != nil {
+		return "", err
+	}
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(payload)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return "", fmt.Errorf("prompt_command cannot run: the program %s is not installed (not found in PATH)", argv[0])
+		}
+		return "", fmt.Errorf("prompt_command %s failed: %v; stderr: %s", argv[0], err, truncate(strings.TrimSpace(stderr.String()), 300))
+	}
+	text := strings.TrimSpace(stdout.String())
+	if text == "" {
+		return "", fmt.Errorf("prompt_command %s wrote no prompt", argv[0])
+	}
+	return text, nil
 }
 
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
-}
-
-// scriptInput is what a script grader reads on stdin.
-type scriptInput struct {
-	Input              string                 `json:"input"`
-	Output             string                 `json:"output"`
-	ExpectedOutput     string                 `json:"expected_output,omitempty"`
-	Criteria           string                 `json:"criteria,omitempty"`
-	Transcript         agenteval.Conversation `json:"transcript"`
-	OutputMessages     agenteval.Conversation `json:"output_messages"`
-	ReferenceToolCalls []agenteval.ToolCall   `json:"reference_tool_calls,omitempty"`
-	Metadata           map[string]any         `json:"metadata,omitempty"`
-	Vars               map[string]any         `json:"vars,omitempty"`
-	Stats              *agenteval.Stats       `json:"stats,omitempty"`
-}
-
-// scriptOutput is what a script grader writes on stdout.
-type scriptOutput struct {
-	Score      *float64              `json:"score"`
-	Pass       *bool                 `json:"pass"`
-	Reason     string                `json:"reason"`
-	Assertions []agenteval.Assertion `json:"assertions"`
-}
-
-// maxScriptOutput bounds what a script grader may print.
-const maxScriptOutput = 16 << 20
-
-// ScriptOptions is the options of script.
-type ScriptOptions struct {
-	// Command is the program and its arguments; a string is one program
-	// path. It never runs through a shell.
-	Command Strings `json:"command" alias:"script" doc:"the program and its arguments, as a list (a string is one program path; no shell is used)"`
-	Timeout string  `json:"timeout" doc:"how long the program may take, such as 30s (default 60s)"`
-	Cwd     string  `json:"cwd" doc:"the folder it runs in, relative to the eval file"`
-}
-
-func newScript(cfg ScriptOptions, e Env) (Func, error) {
-	argv := append([]string(nil), cfg.Command...)
-	if len(argv) == 0 || argv[0] == "" {
-		return nil, fmt.Errorf("needs command: the program and its arguments as a list, e.g. [python3, grade.py]")
-	}
-	timeout := 60 * time.Second
-	if cfg.Timeout != "" {
-		d, err := time.ParseDuration(cfg.Timeout)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("timeout %q is not a duration such as 30s", cfg.Timeout)
-		}
-		timeout = d
-	}
-	dir := e.Dir
-	if cfg.Cwd != "" {
-		dir = filepath.Join(e.Dir, cfg.Cwd)
-	}
-	// A relative program path is the eval file's, like its other paths.
-	if strings.Contains(argv[0], string(filepath.Separator)) && !filepath.IsAbs(argv[0]) {
-		// Absolute, so exec does not look a bare name up in PATH.
-		if abs, err := filepath.Abs(filepath.Join(e.Dir, argv[0])); err == nil {
-			argv[0] = abs
-		}
-	}
-	return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
-		vars := templateVars(in)
-		payload, err := json.Marshal(scriptInput{
-			Input: vars["input"], Output: vars["output"], ExpectedOutput: in.Reference, Criteria: in.Criteria,
-			Transcript: in.Transcript, OutputMessages: in.Output, ReferenceToolCalls: in.ReferenceToolCalls,
-			Metadata: in.Metadata, Vars: in.Vars, Stats: in.Stats,
-		})
-		if err != nil {
-			return Outcome{}, fmt.Errorf("encode script input: %w", err)
-		}
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		cmd, err := proc.Command(ctx, argv)
-		if err != nil {
-			return Outcome{}, err
-		}
-		cmd.Dir = dir
-		cmd.Stdin = bytes.NewReader(payload)
-		// A grade is small: a script that writes megabytes is broken, and
-		// must not take the run's memory with it.
-		stdout, stderr := &proc.Buffer{Max: maxScriptOutput}, &proc.Buffer{Max: 64 << 10}
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		if err := proc.Run(cmd); err != nil {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return Outcome{}, fmt.Errorf("script %s did not finish within %s", argv[0], timeout)
-			}
-			return Outcome{}, fmt.Errorf("script %s failed: %v; stderr: %s", argv[0], err, truncate(strings.TrimSpace(stderr.String()), 300))
-		}
-		if stdout.Over {
-			return Outcome{}, fmt.Errorf("script %s wrote more than %d MB; it should write one JSON object {score, assertions}", argv[0], maxScriptOutput>>20)
-		}
-		var out scriptOutput
-		if err := strictjson.Decode(bytes.TrimSpace(stdout.Bytes()), &out); err != nil {
-			return Outcome{}, fmt.Errorf("script %s wrote %q, not a JSON object {score, assertions}: %v", argv[0], truncate(stdout.String(), 120), err)
-		}
-		o := Outcome{Reason: out.Reason, Assertions: out.Assertions}
-		switch {
-		case out.Score != nil:
-			if !(*out.Score >= 0 && *out.Score <= 1) {
-				return Outcome{}, fmt.Errorf("script %s gave score %v, outside [0, 1]", argv[0], *out.Score)
-			}
-			o.Score = *out.Score
-		case out.Pass != nil:
-			if *out.Pass {
-				o.Score = 1
-			}
-		case len(out.Assertions) > 0:
-			passed := 0
-			for _, a := range out.Assertions {
-				if a.Passed {
-					passed++
-				}
-			}
-			o.Score = float64(passed) / float64(len(out.Assertions))
-		default:
-			return Outcome{}, fmt.Errorf("script %s gave neither score, pass nor assertions", argv[0])
-		}
-		if o.Reason == "" {
-			o.Reason = fmt.Sprintf("script %s scored %s", filepath.Base(argv[0]), fmtNum(o.Score))
-		}
-		return o, nil
-	}, nil
 }

@@ -31,7 +31,7 @@ func TestTemplateVars(t *testing.T) {
 	if v["output"] != "Stay in hostels." || v["expected_output"] != "Hostels and rail pass." || v["criteria"] != "helpful travel advice" || v["city"] != "Kyoto" {
 		t.Errorf("vars = %v", v)
 	}
-	if _, err := fill("{{ nope }}", turnInput()); err == nil || !strings.Contains(err.Error(), "{{ nope }}") {
+	if _, err := fill("{{ nope }}", turnInput(), nil); err == nil || !strings.Contains(err.Error(), "{{ nope }}") {
 		t.Errorf("unknown variable: %v", err)
 	}
 }
@@ -40,7 +40,7 @@ func TestLLMGrader(t *testing.T) {
 	j, s := fakeJudge(t)
 	s.Add(&fakellm.Rule{Match: fakellm.SchemaNamed("criteria_verdicts"), Reply: verdicts(false)},
 		&fakellm.Rule{Match: fakellm.SchemaNamed("llm_grader_score"), Reply: fakellm.Reply{JSON: map[string]any{"reason": "partly", "score": 0.6}}})
-	sc, err := judgeWith(t, j, "llm_grader", map[string]any{"prompt": "Does {{ output }} respect the budget in {{ input }}? Reference: {{expected_output}}"}, turnInput())
+	sc, err := judgeWith(t, j, "llm_grader", map[string]any{"prompt": "Does {{ output }} respect the budget in {{ input }}? Reference: {{expected_output}}", "output": "pass"}, turnInput())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +59,28 @@ func TestLLMGrader(t *testing.T) {
 	}
 }
 
+// An llm grader scores from 0 to 1 unless the file asks for pass or fail,
+// as AgentV's llm-grader does; without a prompt it grades against the
+// test's criteria and reference (and the grader's rubric).
+func TestLLMGraderScoresByDefault(t *testing.T) {
+	j, s := fakeJudge(t)
+	s.Add(&fakellm.Rule{Match: fakellm.SchemaNamed("llm_grader_score"), Reply: fakellm.Reply{JSON: map[string]any{"reason": "mostly", "score": 0.7}}})
+	sc, err := judgeWith(t, j, "llm-grader", map[string]any{"prompt": "Rate {{ output }}"}, turnInput())
+	if err != nil || sc.Score != 0.7 {
+		t.Fatalf("score = %+v, %v; want the judge's 0.7", sc, err)
+	}
+	sc, err = judgeWith(t, j, "llm_grader", map[string]any{"value": "Mentions a rail pass."}, turnInput())
+	if err != nil || sc.Score != 0.7 {
+		t.Fatalf("default prompt: %+v, %v", sc, err)
+	}
+	sent := s.Requests()[1].Messages[1].Text()
+	for _, want := range []string{"helpful travel advice", "Mentions a rail pass.", "Hostels and rail pass.", "Stay in hostels."} {
+		if !strings.Contains(sent, want) {
+			t.Errorf("the default prompt lacks %q:\n%s", want, sent)
+		}
+	}
+}
+
 func TestScriptGrader(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "grade.sh")
@@ -72,10 +94,23 @@ func TestScriptGrader(t *testing.T) {
 		t.Fatalf("score = %+v, %v", sc, err)
 	}
 	bad := filepath.Join(dir, "bad.sh")
-	os.WriteFile(bad, []byte("#!/bin/sh\necho 'not json'\n"), 0o755)
+	os.WriteFile(bad, []byte("#!/bin/sh\necho '{not json'\n"), 0o755)
 	g, _ = New(Spec{Type: "script", Options: map[string]any{"command": []any{bad}}})
 	if _, err := g.Grade(context.Background(), turnInput()); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
 		t.Errorf("garbage output: %v", err)
+	}
+	// Plain text: the exit status is the verdict, as in AgentV.
+	for _, tc := range []struct {
+		body  string
+		score float64
+	}{{"echo 'all good'", 1}, {"echo 'too short'; exit 1", 0}} {
+		p := filepath.Join(dir, "plain.sh")
+		os.WriteFile(p, []byte("#!/bin/sh\n"+tc.body+"\n"), 0o755)
+		g, _ = New(Spec{Type: "script", Options: map[string]any{"command": []any{p}}})
+		sc, err := g.Grade(context.Background(), turnInput())
+		if err != nil || sc.Score != tc.score || len(sc.Assertions) != 1 {
+			t.Errorf("plain text %q: %+v, %v", tc.body, sc, err)
+		}
 	}
 	fails := filepath.Join(dir, "fails.sh")
 	os.WriteFile(fails, []byte("#!/bin/sh\necho 'boom' >&2\nexit 3\n"), 0o755)

@@ -79,11 +79,16 @@ type Env struct {
 // Outcome is what a grader's function computes; New turns it into an
 // agenteval.Score with the fields every score shares.
 type Outcome struct {
-	Score      float64
+	Score float64
+	// Fail makes the verdict fail whatever the score: a rubric whose
+	// required criterion failed.
+	Fail       bool
 	Reason     string
 	Assertions []agenteval.Assertion
 	Details    map[string]any
 	Usage      *agenteval.Usage
+	// Scores are the scores of a composite's members.
+	Scores []agenteval.Score
 }
 
 // Func grades one unit.

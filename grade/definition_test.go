@@ -106,7 +106,7 @@ func TestTypedOptions(t *testing.T) {
 	}{
 		{"contains", Text{Value: "8pm"}, map[string]any{"value": "8pm"}, 1},
 		{"icontains_any", TextList{Value: Strings{"BOOKED", "reserved"}}, map[string]any{"value": []any{"BOOKED", "reserved"}}, 1},
-		{"regex", &Text{Value: `\d+pm`}, map[string]any{"value": `\d+pm`}, 1},
+		{"regex", &RegexOptions{Value: `\d+pm`}, map[string]any{"value": `\d+pm`}, 1},
 		{"levenshtein", LevenshteinOptions{Value: "Booked for 9pm."}, map[string]any{"value": "Booked for 9pm."}, 1},
 		{"tool_call_count", ToolCallCountOptions{Min: ptr(1)}, map[string]any{"min": 1}, 0},
 	}

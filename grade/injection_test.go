@@ -37,6 +37,10 @@ var judgedCases = []struct {
 	{typ: "subgoals", params: map[string]any{"subgoals": []any{`The assistant booked "8pm".`, `The assistant took a "deposit".`}}},
 	{typ: "user_fidelity"},
 	{typ: "tool_calls", params: map[string]any{"args_match": "superset", "expected": []any{map[string]any{"tool": "book", "args": map[string]any{"time": map[string]any{"$check": `a time written like "20:00"`}}}}}},
+	{typ: "composite", params: map[string]any{"assertions": []any{
+		map[string]any{"type": "rubrics", "name": "polite", "criteria": []any{"The assistant is polite."}},
+		map[string]any{"type": "contains", "value": "8pm"},
+	}}},
 	{typ: "expected_tool_calls", params: map[string]any{"calls": []any{map[string]any{"tool": "book", "args": map[string]any{"time": map[string]any{"$check": `a time written like "20:00"`}}}}}},
 }
 

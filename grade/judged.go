@@ -2,7 +2,6 @@ package grade
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -75,89 +74,6 @@ func judgedText(in *agenteval.GradeInput) (transcript, output agenteval.Conversa
 	return transcript, output
 }
 
-// Criterion is one rubric criterion. Eval files write it as a string, or
-// as {id, outcome (or text), weight, required}.
-type Criterion struct {
-	ID      string   `json:"id,omitempty"`
-	Outcome string   `json:"outcome"`
-	Weight  *float64 `json:"weight,omitempty"`
-	// Required makes the rubric score 0 when this criterion fails.
-	Required bool `json:"required,omitempty"`
-}
-
-// Criteria is a list of criteria, as eval files and --metric flags write
-// them.
-type Criteria []Criterion
-
-// ParamTypes says a list.
-func (Criteria) ParamTypes() []string { return []string{"array"} }
-
-// UnmarshalJSON reads criteria given as strings or as objects.
-func (c *Criteria) UnmarshalJSON(b []byte) error {
-	var raw []any
-	if err := decodeValue(json.RawMessage(b), &raw); err != nil {
-		return notA(b, c)
-	}
-	out := make(Criteria, 0, len(raw))
-	for i, r := range raw {
-		switch v := r.(type) {
-		case string:
-			out = append(out, Criterion{Outcome: v})
-		case map[string]any:
-			var cr Criterion
-			cr.ID, _ = v["id"].(string)
-			for _, k := range []string{"outcome", "text", "criterion"} {
-				if s, ok := v[k].(string); ok && cr.Outcome == "" {
-					cr.Outcome = s
-				}
-			}
-			if w, ok := v["weight"]; ok {
-				f, ok := number(w)
-				if !ok {
-					return fmt.Errorf("[%d].weight must be a number ≥ 0", i)
-				}
-				cr.Weight = &f
-			}
-			cr.Required, _ = v["required"].(bool)
-			out = append(out, cr)
-		default:
-			return fmt.Errorf("[%d] must be a string or an object with outcome", i)
-		}
-	}
-	*c = out
-	return nil
-}
-
-// weightedCriterion is a criterion ready to judge.
-type weightedCriterion struct {
-	judge.Criterion
-	weight   float64
-	required bool
-}
-
-// checkCriteria gives each criterion an id and a weight, and rejects empty
-// ones.
-func checkCriteria(list Criteria) ([]weightedCriterion, error) {
-	out := make([]weightedCriterion, 0, len(list))
-	for i, c := range list {
-		if strings.TrimSpace(c.Outcome) == "" {
-			return nil, fmt.Errorf("criteria[%d] needs outcome: the statement to check", i)
-		}
-		w := weightedCriterion{Criterion: judge.Criterion{ID: c.ID, Text: c.Outcome}, weight: 1, required: c.Required}
-		if w.ID == "" {
-			w.ID = fmt.Sprintf("criterion-%d", i+1)
-		}
-		if c.Weight != nil {
-			if !(*c.Weight >= 0) || math.IsInf(*c.Weight, 0) {
-				return nil, fmt.Errorf("criteria[%d].weight must be a number ≥ 0", i)
-			}
-			w.weight = *c.Weight
-		}
-		out = append(out, w)
-	}
-	return out, nil
-}
-
 var scaleKey = regexp.MustCompile(`^score(\d+)_description$`)
 
 // scaleLevels recognises Ragas's RubricsScore form, {"score1_description":
@@ -181,73 +97,6 @@ func scaleLevels(rubrics map[string]string) ([]judge.KeyedCriterion, []int, bool
 		out[i] = judge.KeyedCriterion{Key: strconv.Itoa(n), Text: rubrics[fmt.Sprintf("score%d_description", n)]}
 	}
 	return out, levels, true
-}
-
-// RubricsOptions is the options of rubrics.
-type RubricsOptions struct {
-	Criteria Criteria `json:"criteria" doc:"the criteria to judge, beside the sample's rubrics: strings, or {id, outcome, weight, required}"`
-	Samples  int      `json:"samples" doc:"judge votes per decision, an odd number (default 1)"`
-}
-
-func newRubrics(o RubricsOptions, env Env) (Func, error) {
-	fixed, err := checkCriteria(o.Criteria)
-	if err != nil {
-		return nil, err
-	}
-	j, err := judgeFor(env.Judge, o.Samples)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
-		if levels, nums, ok := scaleLevels(in.Rubrics); ok && len(fixed) == 0 {
-			return gradeScale(ctx, j, in, levels, nums)
-		}
-		crits := append([]weightedCriterion(nil), fixed...)
-		for _, k := range sortedKeys(in.Rubrics) {
-			crits = append(crits, weightedCriterion{Criterion: judge.Criterion{ID: k, Text: in.Rubrics[k]}, weight: 1})
-		}
-		if len(crits) == 0 {
-			return Outcome{}, &agenteval.MissingFieldError{Grader: "rubrics", Field: "rubrics (or criteria in the metric's settings, or --criterion)"}
-		}
-		transcript, output := judgedText(in)
-		plain := make([]judge.Criterion, len(crits))
-		for i, c := range crits {
-			plain[i] = c.Criterion
-		}
-		ds, usage, err := j.Decide(ctx, "rubric", map[string]any{"Transcript": transcript, "Output": output, "Reference": in.Reference}, plain)
-		o := Outcome{Usage: &usage}
-		if err != nil {
-			return o, err
-		}
-		var sum, total float64
-		failedRequired := false
-		for i, d := range ds {
-			c := crits[i]
-			o.Assertions = append(o.Assertions, agenteval.Assertion{Text: c.ID + ": " + c.Text, Passed: d.Passed, Evidence: d.Evidence()})
-			total += c.weight
-			if d.Passed {
-				sum += c.weight
-			} else if c.required {
-				failedRequired = true
-			}
-		}
-		o.Score = 1
-		if total > 0 {
-			o.Score = sum / total
-		}
-		passed := 0
-		for _, d := range ds {
-			if d.Passed {
-				passed++
-			}
-		}
-		o.Reason = fmt.Sprintf("%d of %d criteria met", passed, len(ds))
-		if failedRequired {
-			o.Score = 0
-			o.Reason += "; a required criterion failed"
-		}
-		return o, nil
-	}, nil
 }
 
 // gradeScale places the conversation on a Ragas-style 1..N scale and

@@ -87,12 +87,19 @@ func TestRubrics(t *testing.T) {
 		t.Error("the reference did not reach the judge")
 	}
 
-	// A required criterion that fails zeroes the score.
+	// A required criterion that fails fails the rubric's verdict; its
+	// score stays the weighted share, as in AgentV.
 	s.Reset()
 	s.Add(&fakellm.Rule{Reply: verdicts(false, true)})
 	sc, _ = judgeWith(t, j, "rubrics", map[string]any{"criteria": []any{map[string]any{"outcome": "x", "required": true}}}, booking())
-	if sc.Score != 0 || !strings.Contains(sc.Reason, "required criterion failed") {
+	if sc.Score != 0.5 || sc.Verdict != agenteval.VerdictFail || !strings.Contains(sc.Reason, "required criteria failed: criterion-1") {
 		t.Errorf("required: %+v", sc)
+	}
+	s.Reset()
+	s.Add(&fakellm.Rule{Reply: verdicts(false, true, true, true, true)})
+	sc, _ = judgeWith(t, j, "rubrics", map[string]any{"criteria": []any{map[string]any{"outcome": "x", "required": true}, "y", "z", "w"}}, booking())
+	if sc.Score != 0.8 || sc.Verdict != agenteval.VerdictFail {
+		t.Errorf("required, score above the threshold: %+v", sc)
 	}
 }
 

@@ -77,7 +77,14 @@ func NewPlan(t *agenteval.Test, opt PlanOptions) (*Plan, []error) {
 	}
 	switch {
 	case t.Mode != agenteval.ModeConversation:
-		b.p.Whole = b.unit(t.Assertions, t.ExpectedOutput, t.Pos, criteria)
+		// A single exchange's expected_output is judged by itself only
+		// when the test has no assertions, as in AgentV; beside assertions
+		// it is the reference the graders see ({{ expected_output }}).
+		reference := t.ExpectedOutput
+		if len(t.Assertions) > 0 {
+			reference = ""
+		}
+		b.p.Whole = b.unit(t.Assertions, reference, t.Pos, criteria)
 	default:
 		for _, tr := range t.Turns {
 			b.p.Turns = append(b.p.Turns, b.unit(tr.Assertions, tr.ExpectedOutput, tr.Pos, ""))
@@ -161,10 +168,12 @@ func (b *planner) extra(d *Definition, options any, weight *float64, pos agentev
 func (b *planner) unit(list []agenteval.AssertionSpec, reference string, pos agenteval.Pos, criteria string) Unit {
 	var u Unit
 	var crits Criteria
+	strings := 0
 	for _, a := range list {
 		if a.Type == "" {
 			crits = append(crits, Criterion{Outcome: a.Criterion})
 			b.use("string assertions", a.Pos)
+			strings++
 		}
 	}
 	if reference != "" {
@@ -178,7 +187,14 @@ func (b *planner) unit(list []agenteval.AssertionSpec, reference string, pos age
 	if len(crits) > 0 {
 		// The rubric's own threshold is the default: the unit's score, not
 		// this grader's verdict, decides the unit.
-		g, err := build(Spec{Type: Rubrics.Name, Name: Rubrics.Name, Judge: b.opt.Judge, Dir: b.opt.Dir, Options: RubricsOptions{Criteria: crits}})
+		// Each string counts as much as a typed assertion beside it, as in
+		// AgentV: the rubric weighs as many as it has strings.
+		var weight *float64
+		if strings > 1 {
+			w := float64(strings)
+			weight = &w
+		}
+		g, err := build(Spec{Type: Rubrics.Name, Name: Rubrics.Name, Judge: b.opt.Judge, Dir: b.opt.Dir, Options: RubricsOptions{Criteria: crits}, Weight: weight})
 		if err != nil {
 			b.fail(pos, err)
 		} else {

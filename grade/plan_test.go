@@ -32,8 +32,16 @@ func TestNewPlan(t *testing.T) {
 			name:  "single exchange: strings, reference and a typed check",
 			test:  agenteval.Test{Input: user, ExpectedOutput: "hello", Assertions: []agenteval.AssertionSpec{{Criterion: "polite", Pos: pos(3)}, {Type: "contains", Params: map[string]any{"value": "x"}, Pos: pos(4)}}, Pos: pos(1)},
 			whole: []string{"rubrics:rubrics", "contains:contains"},
-			// The test's criteria is not used beside assertions.
-			judged: []string{"string assertions@3", "expected_output@1"},
+			// Beside assertions, a single exchange's expected_output is only
+			// the graders' reference (AgentV's rule), and its criteria is
+			// not judged either.
+			judged: []string{"string assertions@3"},
+		},
+		{
+			name:   "single exchange: expected_output alone is judged",
+			test:   agenteval.Test{Input: user, ExpectedOutput: "hello", Pos: pos(1)},
+			whole:  []string{"rubrics:rubrics"},
+			judged: []string{"expected_output@1"},
 		},
 		{
 			name:   "criteria is the fallback",
@@ -101,7 +109,7 @@ func TestNewPlanErrors(t *testing.T) {
 	}
 	want := []string{
 		`t.yaml:3:5: unknown assertion type "contans"; did you mean "contains"?; see agenteval score --help for the list`,
-		"t.yaml:4:5: regex: value is not a valid regular expression (RE2 syntax): error parsing regexp: missing closing ): `(`",
+		"t.yaml:4:5: regex: value is not a valid regular expression (RE2 syntax: no lookaround or backreferences): error parsing regexp: missing closing ): `(`",
 		`t.yaml:7:5: expected_tool_calls: calls[0]: args.x: unknown matcher "$reqex"; use $any, $text, $regex or $check`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

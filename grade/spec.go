@@ -181,7 +181,7 @@ func (g *grader) run(ctx context.Context, in *agenteval.GradeInput, fn Func) (ag
 		s.Verdict, s.Reason = agenteval.VerdictError, err.Error()
 		return s, err
 	}
-	s.Score, s.Reason, s.Assertions, s.Details = o.Score, o.Reason, o.Assertions, o.Details
+	s.Score, s.Reason, s.Assertions, s.Details, s.Scores = o.Score, o.Reason, o.Assertions, o.Details, o.Scores
 	flagInjection(&s, in, o.Usage)
 	if g.negate {
 		s.Score = 1 - s.Score
@@ -192,6 +192,9 @@ func (g *grader) run(ctx context.Context, in *agenteval.GradeInput, fn Func) (ag
 		}
 	}
 	s.Verdict = agenteval.VerdictFor(s.Score, g.threshold)
+	if o.Fail && !g.negate {
+		s.Verdict = agenteval.VerdictFail
+	}
 	return s, nil
 }
 

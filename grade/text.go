@@ -98,8 +98,11 @@ func listText(name, doc string, c textCheck) *Definition {
 	})
 }
 
+// equals, starts_with and ends_with compare the reply and the value with
+// their surrounding white space trimmed, as AgentV does: a reply that ends
+// in a newline still equals "42".
 func equals(out string, v []string) (bool, string) {
-	if out == v[0] {
+	if strings.TrimSpace(out) == strings.TrimSpace(v[0]) {
 		return true, "the reply equals the value"
 	}
 	return false, fmt.Sprintf("the reply is %s", quoteShort(out))
@@ -117,21 +120,21 @@ var (
 	IEquals      = oneText("iequals", "equals, ignoring case", textCheck{fold: true, test: equals})
 	StartsWith   = oneText("starts_with", "the reply starts with value", textCheck{test: startsWith})
 	EndsWith     = oneText("ends_with", "the reply ends with value", textCheck{test: endsWith})
-	Regex        = deterministic(Definition{Name: "regex", Doc: "the reply matches the regular expression value (RE2 syntax; (?i) for case-insensitive)"}, newRegex)
+	Regex        = deterministic(Definition{Name: "regex", Doc: "the reply matches the regular expression value (RE2 syntax; flags: i, m, s as in JavaScript, or (?i) in the pattern)"}, newRegex)
 	IsJSON       = deterministic(Definition{Name: "is_json", Doc: "the reply is valid JSON"}, newIsJSON)
 	JSONSchema   = deterministic(Definition{Name: "json_schema", Doc: "the reply is JSON that validates against schema (an object, or a file path relative to the eval file)"}, newJSONSchema)
 	Levenshtein  = deterministic(Definition{Name: "levenshtein", Doc: "the reply is within max_distance edits of value (default 5)"}, newLevenshtein)
 )
 
 func startsWith(out string, v []string) (bool, string) {
-	if strings.HasPrefix(out, v[0]) {
+	if strings.HasPrefix(strings.TrimSpace(out), strings.TrimSpace(v[0])) {
 		return true, "the reply starts with the value"
 	}
 	return false, fmt.Sprintf("the reply starts %s", quoteShort(out))
 }
 
 func endsWith(out string, v []string) (bool, string) {
-	if strings.HasSuffix(out, v[0]) {
+	if strings.HasSuffix(strings.TrimSpace(out), strings.TrimSpace(v[0])) {
 		return true, "the reply ends with the value"
 	}
 	r := []rune(out)
@@ -173,15 +176,41 @@ func containsAny(out string, vals []string) (bool, string) {
 
 func quoteShort(s string) string { return fmt.Sprintf("%q", truncate(s, 120)) }
 
-func newRegex(o Text, _ Env) (Func, error) {
+// RegexOptions is the options of regex.
+type RegexOptions struct {
+	Value string `json:"value" doc:"the pattern, in RE2 syntax"`
+	Flags string `json:"flags" doc:"JavaScript-style flags: i (ignore case), m (^ and $ at line ends), s (. matches newlines); g, u and y change nothing here"`
+}
+
+func newRegex(o RegexOptions, _ Env) (Func, error) {
 	if o.Value == "" {
 		return nil, fmt.Errorf("needs value: a regular expression")
 	}
-	re, err := regexp.Compile(o.Value)
+	inline := ""
+	for _, f := range o.Flags {
+		switch f {
+		case 'i', 'm', 's':
+			if !strings.ContainsRune(inline, f) {
+				inline += string(f)
+			}
+		case 'g', 'u', 'y', 'd':
+			// A test for a match is the same with them.
+		default:
+			return nil, fmt.Errorf("flags %q: %q is not a flag agenteval knows (i, m, s, g, u, y)", o.Flags, f)
+		}
+	}
+	pattern := o.Value
+	if inline != "" {
+		pattern = "(?" + inline + ")" + pattern
+	}
+	re, err := regexp.Compile(pattern)
 	if err != nil {
-		return nil, fmt.Errorf("value is not a valid regular expression (RE2 syntax): %v", err)
+		return nil, fmt.Errorf("value is not a valid regular expression (RE2 syntax: no lookaround or backreferences): %v", err)
 	}
 	text := "regex " + o.Value
+	if o.Flags != "" {
+		text = "regex /" + o.Value + "/" + o.Flags
+	}
 	return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		out := in.Output.LastAssistant()
 		if m := re.FindString(out); m != "" || re.MatchString(out) {

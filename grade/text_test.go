@@ -40,7 +40,10 @@ func TestTextChecks(t *testing.T) {
 		{"contains-all", map[string]any{"value": []any{"Golden", "8pm"}}, "Golden Dragon", false},
 		{"icontains_all", map[string]any{"value": []any{"golden", "DRAGON"}}, "Golden Dragon", true},
 		{"equals", map[string]any{"value": "yes"}, "yes", true},
-		{"equals", map[string]any{"value": "yes"}, "yes ", false},
+		{"equals", map[string]any{"value": "yes"}, "yes \n", true}, // trimmed, as AgentV compares
+		{"equals", map[string]any{"value": "yes"}, "yes!", false},
+		{"regex", map[string]any{"value": "^BOOKED", "flags": "i"}, "booked: 8pm", true},
+		{"regex", map[string]any{"value": "^BOOKED"}, "booked: 8pm", false},
 		{"starts_with", map[string]any{"value": "Your table"}, "Your table is booked", true},
 		{"ends_with", map[string]any{"value": "booked"}, "Your table is booked", true},
 		{"ends_with", map[string]any{"value": "booked!"}, "Your table is booked", false},

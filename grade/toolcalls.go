@@ -55,6 +55,9 @@ type ToolCallsOptions struct {
 	// Minimums, with mode any_order, asks for at least n calls per tool
 	// instead of a list of calls.
 	Minimums map[string]int `json:"minimums" doc:"with mode any_order: the fewest calls per tool, instead of expected"`
+	// ArgsFields compares only these argument paths (dotted), as AgentV's
+	// args_match given as a list does.
+	ArgsFields []string `json:"args_fields" doc:"compare only these argument paths (dotted, such as query or filter.city) instead of args_match"`
 }
 
 // ExpectedCalls is a list of expected calls, as eval files and --metric
@@ -82,13 +85,14 @@ func (c *ExpectedCalls) UnmarshalJSON(b []byte) error {
 
 type toolCallsGrader struct {
 	mode, argsMatch string
+	argsFields      []string
 	expected        []agenteval.ExpectedCall // nil: take the sample's reference_tool_calls
 	minimums        map[string]int
 	judge           *judge.Judge // for $check; nil when no check is used
 }
 
 func newToolCalls(o ToolCallsOptions, env Env) (Func, error) {
-	g := &toolCallsGrader{mode: strings.ReplaceAll(o.Mode, "-", "_"), argsMatch: o.ArgsMatch, minimums: o.Minimums}
+	g := &toolCallsGrader{mode: strings.ReplaceAll(o.Mode, "-", "_"), argsMatch: o.ArgsMatch, minimums: o.Minimums, argsFields: o.ArgsFields}
 	if g.mode == "" {
 		g.mode = ModeInOrder
 	}
@@ -157,6 +161,28 @@ func parseExpectedCall(raw map[string]any) (agenteval.ExpectedCall, error) {
 				return e, fmt.Errorf("turn must be a turn number (1 or more), not %s", show(v))
 			}
 			e.Turn = int(n)
+		case "max_duration_ms", "maxDurationMs":
+			n, ok := number(v)
+			if !ok || n < 0 {
+				return e, fmt.Errorf("max_duration_ms must be a number of milliseconds, not %s", show(v))
+			}
+			e.MaxDurationMS = n
+		case "args_match", "argsMatch":
+			switch a := v.(type) {
+			case string:
+				switch a {
+				case ArgsExact, ArgsSuperset, ArgsSubset, ArgsIgnore:
+					e.ArgsMatch = a
+				default:
+					return e, fmt.Errorf("args_match %q is not one of exact, subset, superset, ignore (or a list of argument paths)", a)
+				}
+			case []any:
+				for _, f := range a {
+					e.ArgsFields = append(e.ArgsFields, pyStrJSON(f))
+				}
+			default:
+				return e, fmt.Errorf("args_match must be exact, subset, superset, ignore or a list of argument paths")
+			}
 		case "output":
 			out := v
 			if m, ok := v.(map[string]any); ok && len(m) == 1 {
@@ -169,7 +195,7 @@ func parseExpectedCall(raw map[string]any) (agenteval.ExpectedCall, error) {
 			}
 			e.Output = &out
 		default:
-			return e, fmt.Errorf("unknown key %q in an expected call; use tool, args, output (and turn, in expected_tool_calls)", k)
+			return e, fmt.Errorf("unknown key %q in an expected call; use tool, args, output, args_match, max_duration_ms (and turn, in expected_tool_calls)", k)
 		}
 	}
 	return e, checkExpected(e)
@@ -305,11 +331,19 @@ func (g *toolCallsGrader) match(e agenteval.ExpectedCall, r callRecord) (bool, s
 	if c.Name != e.Tool {
 		return false, fmt.Sprintf("called %s instead", c.Name)
 	}
-	if !e.AnyArgs && g.argsMatch != ArgsIgnore {
+	mode, fields := g.argsMatch, g.argsFields
+	if e.ArgsMatch != "" || len(e.ArgsFields) > 0 {
+		mode, fields = e.ArgsMatch, e.ArgsFields
+	}
+	if !e.AnyArgs && mode != ArgsIgnore {
 		if c.Args == nil && c.RawArgs != "" {
 			return false, fmt.Sprintf("arguments are not valid JSON: %s", truncate(c.RawArgs, 80))
 		}
-		if why := g.argsProblem(e.Args, c.Args, e.Literal); why != "" {
+		if len(fields) > 0 {
+			if why := fieldsProblem(fields, e.Args, c.Args, e.Literal); why != "" {
+				return false, why
+			}
+		} else if why := argsProblem(mode, e.Args, c.Args, e.Literal); why != "" {
 			return false, why
 		}
 	}
@@ -327,9 +361,43 @@ func (g *toolCallsGrader) match(e agenteval.ExpectedCall, r callRecord) (bool, s
 	return true, ""
 }
 
-func (g *toolCallsGrader) argsProblem(want, got map[string]any, literal bool) string {
+// fieldsProblem compares only the given argument paths.
+func fieldsProblem(fields []string, want, got map[string]any, literal bool) string {
 	var probs []string
-	checkWanted := g.argsMatch != ArgsSubset
+	for _, f := range fields {
+		wv, wok := atPath(want, f)
+		gv, gok := atPath(got, f)
+		switch {
+		case !wok && !gok:
+		case !gok:
+			probs = append(probs, fmt.Sprintf("missing arg %s", f))
+		case !wok:
+			probs = append(probs, fmt.Sprintf("arg %s: not expected, got %s", f, show(gv)))
+		case !matchValue(wv, gv, literal):
+			probs = append(probs, fmt.Sprintf("arg %s: want %s, got %s", f, show(wv), show(gv)))
+		}
+	}
+	return strings.Join(probs, "; ")
+}
+
+// atPath finds a dotted path in nested objects.
+func atPath(m map[string]any, path string) (any, bool) {
+	var cur any = m
+	for _, p := range strings.Split(path, ".") {
+		o, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = o[p]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func argsProblem(mode string, want, got map[string]any, literal bool) string {
+	var probs []string
+	checkWanted := mode != ArgsSubset
 	for _, k := range sortedKeys(want) {
 		gv, ok := got[k]
 		if !ok {
@@ -342,7 +410,7 @@ func (g *toolCallsGrader) argsProblem(want, got map[string]any, literal bool) st
 			probs = append(probs, fmt.Sprintf("arg %s: want %s, got %s", k, show(want[k]), show(gv)))
 		}
 	}
-	if g.argsMatch == ArgsExact || g.argsMatch == ArgsSubset {
+	if mode == "" || mode == ArgsExact || mode == ArgsSubset {
 		for _, k := range sortedKeys(got) {
 			if _, ok := want[k]; !ok {
 				probs = append(probs, fmt.Sprintf("unexpected arg %s=%s", k, show(got[k])))

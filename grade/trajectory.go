@@ -56,9 +56,40 @@ func (g *toolCallsGrader) grade(ctx context.Context, in *agenteval.GradeInput) (
 		scored, _ = g.partnerAssertions(expected, recs, partner, usedBy(partner, len(recs)), checkFailed)
 		scored.Reason = fmt.Sprintf("%d of %d expected calls made, in any order (%d calls made)", countMatched(partner), len(expected), len(recs))
 	}
+	latencyChecks(&scored, expected, recs, partner)
 	scored.Usage = usage
 	scored.Details = map[string]any{"mode": g.mode, "args_match": g.argsMatch, "calls": len(recs), "expected": len(expected)}
 	return scored, nil
+}
+
+// latencyChecks adds AgentV's per-call latency checks: a matched call with
+// max_duration_ms must have taken no longer, when the agent reported how
+// long it took (an unreported duration is no evidence either way). Each
+// check is one more assertion, and the score is the share that passed.
+func latencyChecks(o *Outcome, expected []agenteval.ExpectedCall, recs []callRecord, partner []int) {
+	added := false
+	for i, e := range expected {
+		j := partner[i]
+		if e.MaxDurationMS <= 0 || j < 0 || recs[j].call.DurationMS <= 0 {
+			continue
+		}
+		took := recs[j].call.DurationMS
+		o.Assertions = append(o.Assertions, agenteval.Assertion{
+			Text:   fmt.Sprintf("%s took at most %s ms", e.Tool, fmtNum(e.MaxDurationMS)),
+			Passed: took <= e.MaxDurationMS, Evidence: fmt.Sprintf("call %d took %s ms", j+1, fmtNum(took)),
+		})
+		added = true
+	}
+	if !added {
+		return
+	}
+	passed := 0
+	for _, a := range o.Assertions {
+		if a.Passed {
+			passed++
+		}
+	}
+	o.Score = fraction(passed, len(o.Assertions))
 }
 
 func countMatched(partner []int) int {

@@ -33,6 +33,7 @@ func adversarial() map[string]map[string]any {
 	transcript := func() map[string]any { return map[string]any{"Transcript": conv, "Criteria": crits} }
 	return map[string]map[string]any{
 		"rubric":                {"Transcript": conv, "Output": conv[4:], "Reference": "A table for two at 8pm. " + a, "Criteria": crits},
+		"rubric_ranges":         {"Transcript": conv, "Output": conv[4:], "Reference": "A table for two at 8pm. " + a, "Criteria": []KeyedCriterion{{Key: "c1", Text: "Books the table.\nScore bands:\n0 to 4: nothing booked\n5 to 10: booked. " + a}}},
 		"rubric_scale":          {"Transcript": conv, "Reference": a, "Levels": []KeyedCriterion{{Key: "1", Text: "Nothing booked. " + a}, {Key: "2", Text: "Booked as asked."}}},
 		"goal_infer":            {"Transcript": conv},
 		"goal_compare":          {"Source": "the reference", "Desired": "A table at 8pm. " + a, "EndState": "Booked at 8pm. " + a, "Criteria": crits[:1]},

@@ -30,6 +30,9 @@ type Options struct {
 	Trials    int
 	// Filter selects tests by id, with path.Match syntax (* ? [..]).
 	Filter string
+	// Select, when set, runs only the tests it accepts (the tests of one
+	// target of a matrix).
+	Select func(*agenteval.Test) bool
 	// Done lists tests already finished (from --resume), by id, with the
 	// status their dependents should see.
 	Done map[string]agenteval.ExecutionStatus
@@ -124,6 +127,15 @@ func RunSuite(ctx context.Context, s *suite.Suite, opt Options, emit func(*agent
 	tests, err := Selected(s, opt.Filter)
 	if err != nil {
 		return err
+	}
+	if opt.Select != nil {
+		kept := tests[:0:0]
+		for _, t := range tests {
+			if opt.Select(t) {
+				kept = append(kept, t)
+			}
+		}
+		tests = kept
 	}
 	conc := opt.Concurrency
 	if conc <= 0 {
@@ -232,7 +244,11 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 			}
 			st := d.states[i]
 			st.finished = len(st.trials)
-			out(st, d.r.dependencyResult(st.test, st.failedDeps))
+			if st.test.Skip != "" {
+				out(st, d.r.skipResult(st.test))
+			} else {
+				out(st, d.r.dependencyResult(st.test, st.failedDeps))
+			}
 		}
 		if remaining == 0 {
 			break
@@ -290,7 +306,7 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 func (d *dispatcher) settleable() (int, bool) {
 	for k, i := range d.ready {
 		st := d.states[i]
-		if len(st.failedDeps) > 0 && st.test.OnDependencyFailure != "run" && st.next == 0 {
+		if st.test.Skip != "" || len(st.failedDeps) > 0 && st.test.OnDependencyFailure != "run" && st.next == 0 {
 			d.ready = append(d.ready[:k], d.ready[k+1:]...)
 			return i, true
 		}
@@ -303,7 +319,7 @@ func (d *dispatcher) launch(ctx context.Context) {
 	for d.free > 0 && len(d.ready) > 0 {
 		i := d.ready[0]
 		st := d.states[i]
-		if len(st.failedDeps) > 0 && st.test.OnDependencyFailure != "run" {
+		if st.test.Skip != "" || len(st.failedDeps) > 0 && st.test.OnDependencyFailure != "run" {
 			return // settled by the loop
 		}
 		if st.plan == nil && st.planErr == nil {
@@ -353,7 +369,7 @@ func errorTrial(trial int, why string) agenteval.Trial {
 // result combines a finished test's trials and lets go of its graders.
 func (d *dispatcher) result(st *testState) *agenteval.Result {
 	t := st.test
-	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: d.r.opt.Target, Tags: Tags(t), Scores: []agenteval.Score{}}
+	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: d.r.opt.Target, ConversationID: t.ConversationID, Tags: Tags(t), Scores: []agenteval.Score{}}
 	combineTrials(res, t, st.trials, d.r.threshold(t))
 	// Trials run side by side: the test took as long as its longest, not
 	// counting the wait for a free slot.
@@ -385,7 +401,7 @@ func (d *dispatcher) finish(st *testState, status agenteval.ExecutionStatus) {
 // dependencyResult is the result of a test that does not run because a
 // dependency ended in execution_error.
 func (r *suiteRunner) dependencyResult(t *agenteval.Test, failedDeps []string) *agenteval.Result {
-	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, Tags: Tags(t), Scores: []agenteval.Score{}}
+	res := &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, ConversationID: t.ConversationID, Tags: Tags(t), Scores: []agenteval.Score{}}
 	res.Verdict = agenteval.VerdictSkip
 	res.Error = fmt.Sprintf("skipped because its dependency %v ended in execution_error (on_dependency_failure: skip)", failedDeps)
 	if t.OnDependencyFailure == "fail" {
@@ -394,6 +410,14 @@ func (r *suiteRunner) dependencyResult(t *agenteval.Test, failedDeps []string) *
 	}
 	res.ExecutionStatus = agenteval.StatusOf(res.Verdict)
 	return res
+}
+
+// skipResult is the result of a test that needs a feature agenteval does
+// not run (Test.Skip). It did not fail and did not err: its execution
+// status is ok, so its dependents run.
+func (r *suiteRunner) skipResult(t *agenteval.Test) *agenteval.Result {
+	return &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: r.opt.Target, ConversationID: t.ConversationID, Tags: Tags(t),
+		Scores: []agenteval.Score{}, Verdict: agenteval.VerdictSkip, ExecutionStatus: agenteval.StatusOK, Error: "skipped: " + t.Skip}
 }
 
 // trialCount is how many times a test runs.

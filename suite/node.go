@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -14,14 +15,48 @@ import (
 )
 
 // decoder walks a YAML document and collects every problem it finds.
+// The decoders of one eval file (the file itself, its external test files,
+// sidecars) share their problems.
 type decoder struct {
 	file string
-	errs []error
+	*problems
 	// env looks up environment variables; os.LookupEnv outside tests.
 	env func(string) (string, bool)
 	// literal turns interpolation off: agent_inspect files are data, and
 	// a "$" in a task description is just a dollar sign.
 	literal bool
+	// root is the eval file, where relative paths start, when this
+	// decoder reads another file for it.
+	root string
+	// lenient makes unknown keys warnings, as AgentV has them: the key is
+	// ignored and the file loads. agent_inspect JSON stays strict.
+	lenient bool
+}
+
+// problems are what loading found: errors stop the file, warnings do not
+// (unless Options.Strict).
+type problems struct {
+	errs  []error
+	warns []*agenteval.PosError
+	// unset are the unset environment variables already warned about, so
+	// a variable used in many places gets one warning per file.
+	unset map[string]bool
+}
+
+// sub is a decoder for another file (an external test file, a sidecar)
+// that reports into the same problems.
+func (d *decoder) sub(file string) *decoder {
+	c := *d
+	if c.root == "" {
+		c.root = d.file
+	}
+	c.file = file
+	return &c
+}
+
+// warn records a problem that does not stop the file, at n.
+func (d *decoder) warn(n *yaml.Node, format string, a ...any) {
+	d.warns = append(d.warns, d.pos(n).Errorf(fmt.Sprintf(format, a...)))
 }
 
 func (d *decoder) pos(n *yaml.Node) agenteval.Pos {
@@ -123,10 +158,14 @@ func (d *decoder) fields(n *yaml.Node, what string, known []string) []field {
 			hint := ""
 			if near := suggest.Closest(key, known); near != "" {
 				hint = fmt.Sprintf("; did you mean %q?", near)
-			} else {
+			} else if !d.lenient {
 				hint = "; known keys: " + strings.Join(known, ", ")
 			}
-			d.fail(k, "unknown key %q in %s%s", key, what, hint)
+			if d.lenient {
+				d.warn(k, "unknown key %q in %s is ignored%s", key, what, hint)
+			} else {
+				d.fail(k, "unknown key %q in %s%s", key, what, hint)
+			}
 			continue
 		}
 		own = append(own, field{key: key, keyN: k, value: v})
@@ -173,12 +212,14 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-var envRef = regexp.MustCompile(`\$\$|\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = regexp.MustCompile(`\$\$|\$\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
 
-// interpolate replaces ${VAR} and ${{ VAR }} with environment values; $$ is
-// a literal $. An unset variable is an error at the node.
+// interpolate replaces ${VAR}, ${{ VAR }} and (AgentV v5's) {{ env.VAR }}
+// with environment values; $$ is a literal $. An unset variable becomes "" with a warning at the node, as
+// AgentV has it (an error under Options.Strict), so that validating a file
+// never needs its secrets.
 func (d *decoder) interpolate(n *yaml.Node, s string) string {
-	if d.literal || !strings.Contains(s, "$") {
+	if d.literal || !strings.Contains(s, "$") && !strings.Contains(s, "env.") {
 		return s
 	}
 	return envRef.ReplaceAllStringFunc(s, func(m string) string {
@@ -186,13 +227,17 @@ func (d *decoder) interpolate(n *yaml.Node, s string) string {
 			return "$"
 		}
 		sub := envRef.FindStringSubmatch(m)
-		name := sub[1]
-		if name == "" {
-			name = sub[2]
-		}
+		name := sub[1] + sub[2] + sub[3]
 		v, ok := d.env(name)
 		if !ok {
-			d.fail(n, "environment variable %s is not set; export it, or write $$ for a literal $", name)
+			if d.unset == nil {
+				d.unset = map[string]bool{}
+			}
+			if d.unset[d.file+"\x00"+name] {
+				return ""
+			}
+			d.unset[d.file+"\x00"+name] = true
+			d.warn(n, "environment variable %s is not set, so it is empty here; export it, or write $$ for a literal $", name)
 			return ""
 		}
 		return v
@@ -328,3 +373,8 @@ func (d *decoder) value(n *yaml.Node) any {
 }
 
 func osEnv(name string) (string, bool) { return os.LookupEnv(name) }
+
+// secondsDuration is a number of seconds as a duration.
+func secondsDuration(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+
+func asPathError(err error, target **os.PathError) bool { return errors.As(err, target) }

@@ -20,6 +20,9 @@ type ProjectFile struct {
 	Judge     *JudgeSpec
 	Simulator string
 	Defaults  ProjectDefaults
+	// Warnings are problems that do not stop the file (an unset
+	// environment variable is empty); Options.Strict makes them errors.
+	Warnings []*agenteval.PosError
 }
 
 // ProjectDefaults apply where neither the command line nor the eval file
@@ -45,7 +48,7 @@ func ParseProject(path string, data []byte, opt Options) (*ProjectFile, error) {
 	if env == nil {
 		env = osEnv
 	}
-	d := &decoder{file: path, env: env}
+	d := &decoder{file: path, env: env, problems: &problems{}}
 	p := &ProjectFile{File: path}
 	root, ok := d.parse(data, "YAML")
 	if ok && root != nil && !isNull(root) {
@@ -75,6 +78,14 @@ func ParseProject(path string, data []byte, opt Options) (*ProjectFile, error) {
 		if !found && len(p.Targets) > 0 {
 			d.errs = append(d.errs, &agenteval.PosError{File: path, Line: 1, Col: 1, Msg: "defaults.target " + p.Defaults.Target + " is not one of the project's targets"})
 		}
+	}
+	sortPos(d.warns)
+	if opt.Strict {
+		for _, w := range d.warns {
+			d.errs = append(d.errs, w)
+		}
+	} else {
+		p.Warnings = d.warns
 	}
 	if len(d.errs) > 0 {
 		sortErrors(d.errs)

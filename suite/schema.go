@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -50,6 +51,12 @@ func assertionsSchema(defs []*grade.Definition) map[string]any {
 		for _, p := range grade.Common {
 			props[p.Name] = paramSchema(p)
 		}
+		// AgentV's keys on any assertion: id and metric name it, min_score
+		// is its pass mark, required may be that mark.
+		props["id"] = map[string]any{"type": "string", "description": "the score's name (AgentV)"}
+		props["metric"] = map[string]any{"type": "string", "description": "the score's name (AgentV v5)"}
+		props["min_score"] = map[string]any{"type": "number", "description": "the score this grader must reach (AgentV)"}
+		props["required"] = map[string]any{"type": []any{"boolean", "number"}, "description": "a failure fails the unit; a number is the score to reach"}
 		props["type"] = map[string]any{"enum": names, "description": d.Doc}
 		for _, p := range d.Params {
 			props[p.Name] = paramSchema(p)
@@ -62,6 +69,23 @@ func assertionsSchema(defs []*grade.Definition) map[string]any {
 			"title": d.Name, "description": d.Doc,
 		})
 	}
+	// AgentV's and promptfoo's names that the loader reads into ours, and
+	// the graders it skips; their settings are AgentV's.
+	var agentv []any
+	for n := range typeNames {
+		if _, _, ours := grade.Find(defs, strings.ReplaceAll(n, "-", "_")); !ours {
+			agentv = append(agentv, n)
+		}
+	}
+	for n := range unrunnable {
+		agentv = append(agentv, n)
+	}
+	sort.Slice(agentv, func(i, j int) bool { return agentv[i].(string) < agentv[j].(string) })
+	branches = append(branches,
+		map[string]any{"type": "object", "required": []any{"type"}, "properties": map[string]any{"type": map[string]any{"enum": agentv}},
+			"title": "AgentV", "description": "an AgentV or promptfoo assertion type, read into agenteval's graders (see the README's compatibility table)"},
+		map[string]any{"type": "object", "required": []any{"include"}, "properties": map[string]any{"include": map[string]any{"type": "string"}},
+			"additionalProperties": false, "description": "an assertion template: .agentv/templates/<name>.yaml, or a path"})
 	return map[string]any{"type": "array", "items": map[string]any{"oneOf": branches}}
 }
 

@@ -40,16 +40,32 @@ func (d *decoder) validate(s *Suite, opt Options) {
 		d.refuseExec(s)
 	}
 	haveJudge := opt.JudgeAvailable || s.Judge != nil
+	judgeWarned := false
 	dir := filepath.Dir(s.File)
 	for i := range s.Tests {
 		t := &s.Tests[i]
 		p, errs := grade.NewPlan(t, grade.PlanOptions{Dir: dir, Threshold: agenteval.DefaultThreshold})
 		d.errs = append(d.errs, errs...)
+		if t.Skip != "" {
+			continue // it will not run, so it needs no judge
+		}
 		if use, needs := p.NeedsJudge(); needs && !haveJudge {
-			d.errs = append(d.errs, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades, and no judge is configured; add judge: openai:gpt-4o-mini (or another provider:model) to the file, pass --judge, or set AGENTEVAL_JUDGE", t.ID, use.What)))
+			if opt.NoJudgeNeeded {
+				if !judgeWarned {
+					judgeWarned = true
+					d.warns = append(d.warns, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades; run will need --judge provider:model (or judge: in the file, or AGENTEVAL_JUDGE)", t.ID, use.What)))
+				}
+			} else {
+				d.errs = append(d.errs, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades, and no judge is configured; add judge: openai:gpt-4o-mini (or another provider:model) to the file, pass --judge, or set AGENTEVAL_JUDGE", t.ID, use.What)))
+			}
 		}
 		if t.User != nil && t.User.Model == "" && !haveJudge && !opt.SimulatorAvailable {
-			d.errs = append(d.errs, t.Pos.Errorf(fmt.Sprintf("test %q has a simulated user (user:) and no model to play it; set user.model, pass --simulator provider:model, or configure a judge (judge:, --judge or AGENTEVAL_JUDGE)", t.ID)))
+			msg := fmt.Sprintf("test %q has a simulated user (user:) and no model to play it; set user.model, pass --simulator provider:model, or configure a judge (judge:, --judge or AGENTEVAL_JUDGE)", t.ID)
+			if opt.NoJudgeNeeded {
+				d.warns = append(d.warns, t.Pos.Errorf(msg))
+			} else {
+				d.errs = append(d.errs, t.Pos.Errorf(msg))
+			}
 		}
 	}
 }
@@ -61,10 +77,13 @@ func (d *decoder) refuseExec(s *Suite) {
 		if len(ts.Command) > 0 {
 			d.errs = append(d.errs, ts.Pos.Errorf(fmt.Sprintf("target %q runs %s: %s", ts.Name, ts.Command[0], why)))
 		}
+		if ts.Template != "" {
+			d.errs = append(d.errs, ts.Pos.Errorf(fmt.Sprintf("target %q runs a command (AgentV's cli provider): %s", ts.Name, why)))
+		}
 	}
 	check := func(list []agenteval.AssertionSpec) {
 		for _, a := range list {
-			if def, _, ok := grade.Find(grade.All(), a.Type); ok && def == grade.Script {
+			if runsProgram(a.Type, a.Params) {
 				d.errs = append(d.errs, a.Pos.Errorf("a "+a.Type+" assertion runs a program: "+why))
 			}
 		}
@@ -141,4 +160,49 @@ func sortErrors(errs []error) {
 		}
 		return ci < cj
 	})
+}
+
+// sortPos orders positioned warnings by file, line and column.
+func sortPos(ps []*agenteval.PosError) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+}
+
+// runsProgram says whether a grader of this type and settings runs a
+// program: a script, an llm_grader's prompt_command, a composite with
+// either among its members or a code aggregator.
+func runsProgram(typ string, params map[string]any) bool {
+	def, _, ok := grade.Find(grade.All(), typ)
+	switch {
+	case !ok:
+		return false
+	case def == grade.Script:
+		return true
+	case def == grade.LLMGrader:
+		return params["prompt_command"] != nil
+	case def == grade.Composite:
+		if agg, ok := params["aggregator"].(map[string]any); ok {
+			if t, _ := agg["type"].(string); strings.Contains(t, "code") || t == "script" {
+				return true
+			}
+		}
+		members, _ := params["assertions"].([]any)
+		for _, m := range members {
+			if mm, ok := m.(map[string]any); ok {
+				t, _ := mm["type"].(string)
+				if runsProgram(t, mm) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

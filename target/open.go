@@ -7,6 +7,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/agent"
+	"github.com/agenteval/agenteval/internal/redact"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/suite"
 )
@@ -30,10 +31,19 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 		dir = filepath.Dir(s.File)
 	}
 	switch {
+	case t.Unsupported != "":
+		return nil, fmt.Errorf("it cannot run here: %s", t.Unsupported)
 	case t.Model != "":
 		cfg, err := provider.ParseSpec(t.Model)
 		if err != nil {
 			return nil, err
+		}
+		if t.BaseURL != "" {
+			cfg.BaseURL = t.BaseURL
+		}
+		if t.APIKey != "" {
+			cfg.APIKey = t.APIKey
+			redact.Add(t.APIKey)
 		}
 		if opt.Configure != nil {
 			opt.Configure(&cfg)
@@ -73,6 +83,15 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 			wd = filepath.Join(dir, t.Dir)
 		}
 		return withTools(&CommandAgent{Argv: argv, Env: t.Env, Dir: wd, Timeout: t.Timeout}, t, s), nil
+	case t.Template != "":
+		wd := dir
+		if t.Dir != "" {
+			wd = t.Dir
+			if !filepath.IsAbs(wd) {
+				wd = filepath.Join(dir, t.Dir)
+			}
+		}
+		return &TemplateAgent{Command: t.Template, Dir: wd, FilesFormat: t.FilesFormat, Timeout: t.Timeout}, nil
 	case t.Replay != "":
 		p := t.Replay
 		if !filepath.IsAbs(p) {

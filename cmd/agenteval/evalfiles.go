@@ -99,6 +99,9 @@ func isEvalFile(p string) bool {
 		return false
 	}
 	_, ok := top["tests"]
+	if !ok {
+		_, ok = top["scenarios"] // AgentV v5
+	}
 	return ok
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -30,7 +31,9 @@ type runFlags struct {
 	config    string
 	judge     judgeFlags
 	simulator string
-	target    string
+	targets   []string
+	tags      []string
+	strict    bool
 	jobs      int
 	trials    int
 	filter    string
@@ -85,7 +88,9 @@ A SUITE may be a folder: its eval files (*.yaml and *.yml with tests:, and
 agent_inspect JSON) are run, in name order, folders below it included; a
 quoted glob such as 'evals/*.eval.yaml' is expanded the same way.`
 	fl := cmd.Flags()
-	fl.StringVar(&f.target, "target", "", "target to test: a name from the suite's (or agenteval.yaml's) targets, or provider:model")
+	fl.StringArrayVar(&f.targets, "target", nil, "target to test: a name from the suite's targets (or AgentV's targets.yaml), or provider:model; repeat it to run the suite once per target")
+	fl.StringArrayVar(&f.tags, "tag", nil, "run only the eval files with this tag (repeatable: any of them); a v5 tags map matches as key=value")
+	fl.BoolVar(&f.strict, "strict", false, "make every warning about an eval file an error")
 	fl.StringVar(&f.config, "config", "", "project file with shared targets, tools, judge, simulator and defaults (default: the nearest agenteval.yaml at or above each eval file)")
 	fl.StringVar(&f.simulator, "simulator", "", "model that plays simulated users (user: in a test), as provider:model (default: the judge)")
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "conversations at once (default 4 per CPU)")
@@ -175,16 +180,33 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	gc := debug.SetGCPercent(20)
 	configs := map[*suite.Suite]*project.Config{}
 	for _, p := range paths {
+		if strings.EqualFold(filepath.Ext(p), ".jsonl") {
+			if b, err := os.ReadFile(p); err == nil && suite.SniffJSONL(b) == suite.JSONLSamples {
+				loadErrs = append(loadErrs, fmt.Sprintf("%s holds recorded conversations (Ragas samples or OpenAI messages), not tests: score them with agenteval score %s --metric NAME", p, p))
+				continue
+			}
+		}
 		cfg, err := loadProject(p, f.config)
 		if err != nil {
 			loadErrs = append(loadErrs, err.Error())
 			continue
 		}
 		opt := projectOptions(cfg, judgeAvailable, f.simulator != "")
-		opt.NoExec, opt.MaxFileBytes = e.noExec, e.maxFile
+		opt.NoExec, opt.MaxFileBytes, opt.Strict = e.noExec, e.maxFile, f.strict
 		s, err := suite.Load(p, opt)
+		if s != nil && !f.quiet {
+			for _, w := range s.Warnings {
+				fmt.Fprintln(e.stderr, warning(w))
+			}
+		}
 		if err != nil {
 			loadErrs = append(loadErrs, err.Error())
+			continue
+		}
+		if s.Schema == suite.SchemaAgentVJSONL {
+			fmt.Fprintf(e.stderr, "%s: read as AgentV tests (JSONL), %d tests\n", p, len(s.Tests))
+		}
+		if !hasTag(s, f.tags) {
 			continue
 		}
 		project.Apply(cfg, s)
@@ -198,6 +220,9 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	if len(loadErrs) > 0 {
 		fmt.Fprintln(e.stderr, strings.Join(loadErrs, "\n"))
 		return exitCode(exitUsage)
+	}
+	if len(suites) == 0 && len(f.tags) > 0 {
+		return usageErr("no eval file has the tag %s", strings.Join(f.tags, " or "))
 	}
 
 	hdr, err := f.header(suites, configs)
@@ -321,12 +346,20 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			return usageErr("--resume: %v", err)
 		}
 	}
+	plans := map[*suite.Suite][]targetRun{}
 	for _, s := range suites {
 		ts, err := run.Selected(s, f.filter)
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		c.total += len(ts)
+		plans[s] = f.targetRuns(s)
+		for _, tr := range plans[s] {
+			for _, t := range ts {
+				if tr.selects(t) {
+					c.total++
+				}
+			}
+		}
 	}
 	if c.total == 0 && f.filter != "" {
 		return usageErr("%s", noMatch(f.filter, suites))
@@ -338,28 +371,45 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		prog = startProgress(e.stderr, func() string { return c.line(start) })
 	}
 	var runErr error
+	emit := func(r *agenteval.Result) error {
+		c.add(r)
+		sumMu.Lock()
+		sum.Add(r)
+		sumMu.Unlock()
+		if !live && !f.quiet && e.stderr != nil && !e.stdoutTTY {
+			fmt.Fprintf(e.stderr, "%-5s %s/%s %.3f (%s)\n", strings.ToUpper(string(r.Verdict)), r.Suite, r.TestID, r.Score, time.Duration(r.DurationMS*float64(time.Millisecond)).Round(time.Millisecond))
+		}
+		return prog.around(func() error { return writers.Write(r) })
+	}
+runs:
 	for _, s := range suites {
-		opt, err := f.options(s, configs[s])
-		if err != nil {
-			prog.stop()
-			return err
-		}
-		if done != nil {
-			opt.Done = done.done[suiteName(s)]
-		}
-		err = run.RunSuite(ctx, s, opt, func(r *agenteval.Result) error {
-			c.add(r)
-			sumMu.Lock()
-			sum.Add(r)
-			sumMu.Unlock()
-			if !live && !f.quiet && e.stderr != nil && !e.stdoutTTY {
-				fmt.Fprintf(e.stderr, "%-5s %s/%s %.3f (%s)\n", strings.ToUpper(string(r.Verdict)), r.Suite, r.TestID, r.Score, time.Duration(r.DurationMS*float64(time.Millisecond)).Round(time.Millisecond))
+		for _, tr := range plans[s] {
+			opt, err := f.options(s, configs[s], tr.target)
+			if err != nil && len(plans[s]) == 1 {
+				prog.stop()
+				return err
 			}
-			return prog.around(func() error { return writers.Write(r) })
-		})
-		if err != nil {
-			runErr = err
-			break
+			if err != nil {
+				// One target of a matrix that cannot run: its tests end in
+				// execution_error, naming why; the other targets run.
+				for i := range s.Tests {
+					if t := &s.Tests[i]; tr.selects(t) {
+						if werr := emit(targetErrorResult(t, tr.target, err)); werr != nil {
+							runErr = werr
+							break runs
+						}
+					}
+				}
+				continue
+			}
+			if done != nil {
+				opt.Done = done.done[suiteName(s)]
+			}
+			opt.Select = tr.selects
+			if err := run.RunSuite(ctx, s, opt, emit); err != nil {
+				runErr = err
+				break runs
+			}
 		}
 	}
 	prog.stop()
@@ -416,11 +466,13 @@ func (f *runFlags) header(suites []*suite.Suite, configs map[*suite.Suite]*proje
 			return nil, usageErr("%v", err)
 		}
 		h.Suites = append(h.Suites, sf)
-		ts, err := target.Select(s, f.target)
-		if err != nil {
-			return nil, usageErr("%v", err)
+		for _, tr := range f.targetRuns(s) {
+			ts, err := target.Select(s, tr.target)
+			if err != nil {
+				return nil, usageErr("%v", err)
+			}
+			targets = append(targets, ts.Name)
 		}
-		targets = append(targets, ts.Name)
 		j := f.judge.spec
 		if j == "" && s.Judge != nil {
 			j = s.Judge.Model
@@ -481,15 +533,18 @@ func suiteName(s *suite.Suite) string {
 	return s.Name
 }
 
-// options builds a suite's run options: its target, its judge, and the
-// command line's overrides; cfg, the project file, fills in what neither
-// the command line nor the suite says.
-func (f *runFlags) options(s *suite.Suite, cfg *project.Config) (run.Options, error) {
-	ts, err := target.Select(s, f.target)
+// options builds a suite's run options: its target (choice, or the
+// suite's default), its judge, and the command line's overrides; cfg, the
+// project file, fills in what neither the command line nor the suite says.
+func (f *runFlags) options(s *suite.Suite, cfg *project.Config, choice string) (run.Options, error) {
+	ts, err := target.Select(s, choice)
 	if err != nil {
 		return run.Options{}, usageErr("%v", err)
 	}
 	jobs, simulator := f.jobs, f.simulator
+	if jobs == 0 && s.Workers > 0 {
+		jobs = s.Workers // execution.workers
+	}
 	if cfg != nil {
 		if jobs == 0 {
 			jobs = cfg.Defaults.Jobs

@@ -16,6 +16,7 @@ import (
 
 func newValidateCmd(e *env) *cobra.Command {
 	var judgeSpec, simulator, config string
+	var explain, strict bool
 	var input inputFlags
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
@@ -25,9 +26,17 @@ OpenAI-messages JSONL, or a JSON array) and traces in any format score reads,
 and report every problem as path:line:col: message on stderr. Exit 0 when every file is valid, 1 when
 any is not, 2 when a file cannot be read.
 
-Suites with string assertions need a judge; --judge (or AGENTEVAL_JUDGE)
-says one will be given at run time, and --simulator that a model will play
-the simulated users.`,
+Validation is about the file: it needs neither secrets nor a judge. An
+unset environment variable, an unknown key, a setting agenteval ignores, or
+graders that a judge will grade (run needs --judge) are warnings
+(path:line:col: warning: ...), and the file is still valid; --strict makes
+them errors. Each eval file ends with one line: what it was read as, its
+tests, its warnings, and the tests that will be skipped and why. JSONL is
+read as AgentV tests or as recorded conversations (Ragas, OpenAI
+messages), whichever its lines are.
+
+--explain prints how each test was read: its input, reference, graders
+and targets, whichever spelling (AgentV v4 or v5 keys) the file used.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("validate needs at least one file\nUsage: agenteval validate FILE...")
@@ -50,7 +59,8 @@ the simulated users.`,
 				}
 				opt := projectOptions(cfg, judge, simulator != "")
 				opt.NoExec, opt.MaxFileBytes = e.noExec, e.maxFile
-				c := validateFile(e, path, opt, &input, cfg)
+				opt.NoJudgeNeeded, opt.Strict = true, strict
+				c := validateFile(e, path, opt, &input, cfg, explain)
 				code = max(code, c)
 			}
 			if code == exitUsage {
@@ -62,6 +72,8 @@ the simulated users.`,
 	cmd.Flags().StringVar(&judgeSpec, "judge", "", "the judge that will grade the suites' string assertions")
 	cmd.Flags().StringVar(&simulator, "simulator", "", "the model that will play simulated users")
 	cmd.Flags().StringVar(&input.format, "input-format", "", "read data files as this format instead of detecting it")
+	cmd.Flags().BoolVar(&explain, "explain", false, "print how each test was read (input, reference, graders, targets)")
+	cmd.Flags().BoolVar(&strict, "strict", false, "make every warning an error")
 	cmd.Flags().StringVar(&config, "config", "", "project file (default: the nearest agenteval.yaml at or above each file)")
 	return cmd
 }
@@ -78,13 +90,21 @@ func validateProject(e *env, path string) int {
 		fmt.Fprintf(e.stdout, "%s: invalid: %s\n", path, counted(strings.Count(err.Error(), "\n")+1, "error"))
 		return exitFailed
 	}
+	for _, w := range c.Warnings {
+		fmt.Fprintln(e.stderr, warning(w))
+	}
 	fmt.Fprintf(e.stdout, "%s: ok, project file: %s, %s\n", path, counted(len(c.Targets), "target"), counted(len(c.Tools), "tool"))
 	return exitOK
 }
 
 // validateSuite checks one eval file and returns its exit code.
-func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config) int {
+func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config, explain bool) int {
 	s, err := suite.Load(path, opt)
+	if s != nil {
+		for _, w := range s.Warnings {
+			fmt.Fprintln(e.stderr, warning(w))
+		}
+	}
 	if err != nil {
 		if s == nil && !strings.Contains(err.Error(), path+":") {
 			fmt.Fprintf(e.stderr, "%s: %v\n", path, errors.Unwrap(err))
@@ -118,19 +138,28 @@ func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config) 
 	if cfg != nil {
 		with = ", with " + cfg.File
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s); read as %s%s\n", path, counted(len(s.Tests), "test"), counted(turns, "conversation turn"), extra, s.Schema, with)
+	if explain {
+		suite.Explain(e.stdout, s)
+	}
+	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s); read as %s%s%s\n", path, counted(len(s.Tests), "test"), counted(turns, "conversation turn"), extra, s.Schema, with, compatNote(s))
 	return exitOK
 }
 
 // validateFile checks one file and returns its exit code.
-func validateFile(e *env, path string, opt suite.Options, input *inputFlags, cfg *project.Config) int {
+func validateFile(e *env, path string, opt suite.Options, input *inputFlags, cfg *project.Config, explain bool) int {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
-		return validateSuite(e, path, opt, cfg)
+		return validateSuite(e, path, opt, cfg, explain)
+	case ".jsonl":
+		// AgentV's JSONL tests are told from recorded conversations by
+		// their content.
+		if b, err := os.ReadFile(path); err == nil && suite.SniffJSONL(b) == suite.JSONLTests {
+			return validateSuite(e, path, opt, cfg, explain)
+		}
 	default:
 		// agent_inspect JSON is told from a dataset by its content.
 		if b, err := os.ReadFile(path); err == nil && suite.IsInspect(b) {
-			return validateSuite(e, path, opt, cfg)
+			return validateSuite(e, path, opt, cfg, explain)
 		}
 	}
 	r, err := input.open(path)
@@ -197,4 +226,17 @@ func warning(pe *agenteval.PosError) string {
 	w := *pe
 	w.Msg = "warning: " + w.Msg
 	return w.Error()
+}
+
+// compatNote ends a file's line: its warnings, and the tests that will be
+// skipped and why.
+func compatNote(s *suite.Suite) string {
+	note := ""
+	if n := len(s.Warnings); n > 0 {
+		note += "; " + counted(n, "warning")
+	}
+	if skips := suite.SkipSummary(s); skips != "" {
+		note += "; " + skips
+	}
+	return note
 }

@@ -65,10 +65,36 @@ type chatRequest struct {
 }
 
 type chatMessage struct {
-	Role       string     `json:"role"`
-	Content    *string    `json:"content,omitempty"`
-	ToolCalls  []wireCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Role    string  `json:"role"`
+	Content *string `json:"content,omitempty"`
+	// Parts replaces Content for a message with images: text and
+	// image_url parts, as the chat API takes them.
+	Parts      []contentPart `json:"-"`
+	ToolCalls  []wireCall    `json:"tool_calls,omitempty"`
+	ToolCallID string        `json:"tool_call_id,omitempty"`
+}
+
+type contentPart struct {
+	Type     string    `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	ImageURL *imageURL `json:"image_url,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+// MarshalJSON writes a message's content as a string, or as parts when it
+// carries images.
+func (m chatMessage) MarshalJSON() ([]byte, error) {
+	type plain chatMessage
+	if len(m.Parts) == 0 {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		plain
+		Content []contentPart `json:"content"`
+	}{plain(m), m.Parts})
 }
 
 type wireCall struct {
@@ -235,6 +261,15 @@ func toMessage(m agenteval.Message) (chatMessage, error) {
 	cm := chatMessage{Role: string(m.Role), Content: &content}
 	switch m.Role {
 	case agenteval.RoleSystem, agenteval.RoleUser:
+		for _, p := range m.Parts {
+			if p.Type != "image" || p.URL == "" {
+				continue
+			}
+			if cm.Parts == nil {
+				cm.Parts = []contentPart{{Type: "text", Text: m.Content}}
+			}
+			cm.Parts = append(cm.Parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: p.URL}})
+		}
 	case agenteval.RoleTool:
 		cm.ToolCallID = m.ToolCallID
 	case agenteval.RoleAssistant:

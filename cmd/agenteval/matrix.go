@@ -1,0 +1,92 @@
+package main
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/provider"
+	"github.com/agenteval/agenteval/suite"
+)
+
+// targetRun is one run of a suite: against one target, over the tests
+// that run against it.
+type targetRun struct {
+	// target is the choice given to target.Select; "" is the suite's
+	// default.
+	target string
+	// only, when set, are the tests of this run, by id.
+	only map[string]bool
+}
+
+func (tr targetRun) selects(t *agenteval.Test) bool { return tr.only == nil || tr.only[t.ID] }
+
+// targetRuns says which targets a suite runs against. --target, given
+// once or more, runs every test against each. Otherwise a test runs
+// against its own targets (execution.target on the test, its providers),
+// else the suite's matrix (execution.targets, providers), else the suite's
+// default target: one run per target named, in the order first named.
+func (f *runFlags) targetRuns(s *suite.Suite) []targetRun {
+	if len(f.targets) > 0 {
+		out := make([]targetRun, len(f.targets))
+		for i, t := range f.targets {
+			out[i] = targetRun{target: t}
+		}
+		return out
+	}
+	var order []string
+	tests := map[string]map[string]bool{}
+	for _, t := range s.Tests {
+		names := t.Targets
+		if len(names) == 0 {
+			names = s.Matrix
+		}
+		if len(names) == 0 {
+			names = []string{""}
+		}
+		for _, n := range names {
+			if tests[n] == nil {
+				tests[n] = map[string]bool{}
+				order = append(order, n)
+			}
+			tests[n][t.ID] = true
+		}
+	}
+	if len(order) == 0 {
+		return []targetRun{{}}
+	}
+	if len(order) == 1 {
+		return []targetRun{{target: order[0]}}
+	}
+	out := make([]targetRun, len(order))
+	for i, n := range order {
+		out[i] = targetRun{target: n, only: tests[n]}
+	}
+	return out
+}
+
+// targetErrorResult is the result of a test whose target could not be
+// opened.
+func targetErrorResult(t *agenteval.Test, target string, err error) *agenteval.Result {
+	if t.Skip != "" {
+		// It would not have run on any target.
+		return &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: target, ConversationID: t.ConversationID, Scores: []agenteval.Score{},
+			Verdict: agenteval.VerdictSkip, ExecutionStatus: agenteval.StatusOK, Error: "skipped: " + t.Skip}
+	}
+	return &agenteval.Result{TestID: t.ID, Suite: t.Suite, Target: target, ConversationID: t.ConversationID, Scores: []agenteval.Score{},
+		Verdict: agenteval.VerdictError, ExecutionStatus: agenteval.StatusExecutionError, Error: provider.Redact(err.Error())}
+}
+
+// hasTag says whether a suite has one of the tags (any, when none is
+// asked for).
+func hasTag(s *suite.Suite, tags []string) bool {
+	if len(tags) == 0 {
+		return true
+	}
+	for _, t := range tags {
+		if slices.ContainsFunc(s.Tags, func(x string) bool { return strings.EqualFold(x, t) }) {
+			return true
+		}
+	}
+	return false
+}

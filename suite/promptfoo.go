@@ -1,0 +1,350 @@
+package suite
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agenteval/agenteval"
+	"go.yaml.in/yaml/v4"
+)
+
+// AgentV v5 writes suites in promptfoo-style keys: providers (the systems
+// under test), prompts (templates filled from each test's vars; vars.input
+// is the input), tests[].vars, assert and default_test. They are read
+// into the same tests as the v4 keys: one internal model, two spellings
+// (validate --explain shows how each test was read).
+
+// providers reads a suite's providers: names of targets defined in
+// AgentV's providers file, provider:model specs, or {id, label, ...}
+// objects. Each becomes a target; together they are the run's matrix.
+func (d *decoder) providers(n *yaml.Node) ([]TargetSpec, []string) {
+	rn := resolve(n)
+	if rn == nil || isNull(rn) {
+		return nil, nil
+	}
+	items := []*yaml.Node{rn}
+	if rn.Kind == yaml.SequenceNode {
+		items = rn.Content
+	}
+	var specs []TargetSpec
+	var names []string
+	for _, item := range items {
+		it := resolve(item)
+		if it != nil && it.Kind == yaml.ScalarNode {
+			names = append(names, d.str(it, "providers"))
+			continue
+		}
+		label := scalarField(it, "label")
+		if label == "" {
+			label = scalarField(it, "id")
+		}
+		if label == "" {
+			d.fail(item, "a provider needs id (the backend, such as openai:gpt-4o-mini) or label")
+			continue
+		}
+		var chain []string
+		spec, _ := d.resolveTarget(map[string]*yaml.Node{label: it}, label, &chain)
+		spec.Name = label
+		specs = append(specs, spec)
+		names = append(names, label)
+	}
+	return specs, names
+}
+
+// providerRefs reads a test's provider or providers: the targets it runs
+// against.
+func (d *decoder) providerRefs(n *yaml.Node) []string {
+	rn := resolve(n)
+	if rn == nil || isNull(rn) {
+		return nil
+	}
+	items := []*yaml.Node{rn}
+	if rn.Kind == yaml.SequenceNode {
+		items = rn.Content
+	}
+	var out []string
+	for _, item := range items {
+		it := resolve(item)
+		if it != nil && it.Kind == yaml.ScalarNode {
+			out = append(out, d.str(it, "provider"))
+		} else if l := scalarField(it, "label"); l != "" {
+			out = append(out, l)
+		} else if id := scalarField(it, "id"); id != "" {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// prompt is one entry of a suite's prompts.
+type prompt struct {
+	label string
+	node  *yaml.Node
+	d     *decoder
+}
+
+// prompts reads a suite's prompts: strings, chat arrays, {id, label,
+// prompt|raw} objects, or file:// references.
+func (d *decoder) prompts(n *yaml.Node) []prompt {
+	rn := resolve(n)
+	if rn == nil || isNull(rn) {
+		return nil
+	}
+	items := []*yaml.Node{rn}
+	if rn.Kind == yaml.SequenceNode {
+		items = rn.Content
+	}
+	var out []prompt
+	for i, item := range items {
+		p := prompt{label: fmt.Sprintf("prompt-%d", i+1), node: item, d: d}
+		it := resolve(item)
+		if it != nil && it.Kind == yaml.MappingNode && !isMessage(it) {
+			for _, f := range d.fields(it, "a prompt", []string{"id", "label", "prompt", "raw", "content", "config", "file"}) {
+				switch f.key {
+				case "id":
+					if p.label == fmt.Sprintf("prompt-%d", i+1) {
+						p.label = d.str(f.value, "id")
+					}
+				case "label":
+					p.label = d.str(f.value, "label")
+				case "prompt", "raw", "content":
+					p.node = f.value
+				case "file":
+					fn := *resolve(f.value)
+					fn.Value = "file://" + strings.TrimPrefix(fn.Value, "file://")
+					p.node = &fn
+				}
+			}
+		}
+		if pn := resolve(p.node); pn != nil && pn.Kind == yaml.ScalarNode && strings.HasPrefix(pn.Value, "file://") {
+			p.node, p.d = d.promptFile(pn)
+			if p.node == nil {
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// promptFile reads a prompt from a file: YAML or JSON holds a chat array;
+// any other file is a text template.
+func (d *decoder) promptFile(n *yaml.Node) (*yaml.Node, *decoder) {
+	path := strings.TrimPrefix(n.Value, "file://")
+	if strings.ContainsAny(path, ":") && !filepath.IsAbs(path) {
+		d.warn(n, "prompt %s is a function in a JavaScript or Python file, which agenteval does not run; it is left out", n.Value)
+		return nil, d
+	}
+	p, tried := d.findFile(path)
+	if p == "" {
+		d.fail(n, "prompt file %s is not there (looked in %s)", path, strings.Join(tried, ", "))
+		return nil, d
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		d.fail(n, "read prompt file %s: %v", path, err)
+		return nil, d
+	}
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".yaml", ".yml", ".json":
+		fd := d.sub(p)
+		root, ok := fd.parse(b, "YAML")
+		if !ok {
+			return nil, d
+		}
+		return root, fd
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(b), Line: n.Line, Column: n.Column}, d
+}
+
+// renderPrompt fills a prompt with a test's variables and reads it as the
+// test's input. A variable that is not set renders empty, as in
+// promptfoo, with a warning.
+func (d *decoder) renderPrompt(p prompt, c *testCtx) agenteval.Conversation {
+	sub := *c.vars
+	sub.missing = func(n *yaml.Node, name string) (string, bool) {
+		p.d.warn(n, "the prompt uses {{ %s }}, which test %q does not set in vars; it is empty", name, c.id)
+		return "", true
+	}
+	// Twice: a variable's value may itself use variables.
+	return p.d.messages(sub.apply(sub.apply(p.node)), "prompt")
+}
+
+// evaluateOptions reads v5's evaluate_options: repeat (trials) and
+// max_concurrency.
+func (d *decoder) evaluateOptions(n *yaml.Node, s *Suite, sc *suiteCtx) {
+	for _, f := range d.fields(n, "evaluate_options", nil) {
+		switch f.key {
+		case "repeat":
+			if rn := resolve(f.value); rn != nil && rn.Kind == yaml.MappingNode {
+				// An older form: {count, strategy, early_exit}.
+				var t agenteval.Test
+				for _, rf := range d.fields(rn, "evaluate_options.repeat", []string{"count", "strategy", "early_exit"}) {
+					switch rf.key {
+					case "count":
+						if v, ok := d.integer(rf.value, "repeat.count"); ok {
+							checkTrials(d, rf.value, "repeat.count", v)
+							t.Trials = v
+						}
+					case "strategy":
+						switch st := d.str(rf.value, "repeat.strategy"); st {
+						case "pass_any", "pass_at_k", "best":
+							t.TrialStrategy = agenteval.ReducePassAtK
+						case "pass_all", "min":
+							t.TrialStrategy = agenteval.ReduceMin
+						case "mean", "":
+							t.TrialStrategy = agenteval.ReduceMean
+						case "confidence_interval":
+							t.TrialStrategy = agenteval.ReduceConfidenceInterval
+						default:
+							d.warn(rf.value, "repeat.strategy %q is not one agenteval knows (pass_any, pass_all, mean, confidence_interval); the mean is used", st)
+						}
+					case "early_exit":
+						d.warn(rf.keyN, "repeat.early_exit is not used: every repetition runs")
+					}
+				}
+				sc.trials, sc.strategy = t.Trials, t.TrialStrategy
+				if sc.strategy == "" {
+					sc.strategy = agenteval.ReduceMean
+				}
+				continue
+			}
+			if v, ok := d.integer(f.value, "evaluate_options.repeat"); ok {
+				checkTrials(d, f.value, "evaluate_options.repeat", v)
+				sc.trials, sc.strategy = v, agenteval.ReduceMean
+			}
+		case "max_concurrency":
+			if v, ok := d.integer(f.value, "evaluate_options.max_concurrency"); ok && v >= 1 {
+				s.Workers = v
+			}
+		case "budget_usd":
+			d.warn(f.keyN, "evaluate_options.budget_usd is not enforced by agenteval: every test runs; the summary shows what the run cost")
+		default:
+			d.warn(f.keyN, "evaluate_options.%s is not used by agenteval and is ignored", f.key)
+		}
+	}
+}
+
+// scenarioItems expands v5's scenarios: each scenario's config rows cross
+// its test rows; a row's vars are the config's under the test's.
+func (d *decoder) scenarioItems(n *yaml.Node) []testItem {
+	rn := resolve(n)
+	if rn == nil || isNull(rn) {
+		return nil
+	}
+	if rn.Kind != yaml.SequenceNode {
+		d.fail(n, "scenarios must be a list of {config, tests}")
+		return nil
+	}
+	var out []testItem
+	for si, item := range rn.Content {
+		sd := d
+		it := resolve(item)
+		if it != nil && it.Kind == yaml.ScalarNode {
+			// A file of scenarios: its items are scenarios, not tests.
+			for _, li := range d.loadCases(it, d.str(it, "scenarios")) {
+				out = append(out, li.d.scenario(li.n, si)...)
+			}
+			continue
+		}
+		out = append(out, sd.scenario(it, si)...)
+	}
+	return out
+}
+
+func (d *decoder) scenario(n *yaml.Node, index int) []testItem {
+	var configs, tests []*yaml.Node
+	for _, f := range d.fields(n, "a scenario", []string{"description", "config", "tests"}) {
+		switch f.key {
+		case "config":
+			if c := resolve(f.value); c != nil && c.Kind == yaml.SequenceNode {
+				configs = c.Content
+			}
+		case "tests":
+			if c := resolve(f.value); c != nil && c.Kind == yaml.SequenceNode {
+				tests = c.Content
+			}
+		}
+	}
+	if len(configs) == 0 {
+		configs = []*yaml.Node{{Kind: yaml.MappingNode}}
+	}
+	var out []testItem
+	for ci, cfg := range configs {
+		cfgID := scalarField(resolve(cfg), "id")
+		if cfgID == "" {
+			cfgID = fmt.Sprintf("config-%d", ci+1)
+		}
+		cfgVars := mappingField(resolve(cfg), "vars")
+		for ti, tn := range tests {
+			t := resolve(tn)
+			if t == nil || t.Kind != yaml.MappingNode {
+				d.fail(tn, "a scenario test must be a mapping")
+				continue
+			}
+			id := scalarField(t, "id")
+			if id == "" {
+				id = slug(scalarField(t, "description"))
+			}
+			if id == "" {
+				id = fmt.Sprintf("scenario-%d-test-%d", index+1, ti+1)
+			}
+			row := &yaml.Node{Kind: yaml.MappingNode, Line: t.Line, Column: t.Column}
+			vars := &yaml.Node{Kind: yaml.MappingNode, Line: t.Line, Column: t.Column}
+			if cfgVars != nil {
+				vars.Content = append(vars.Content, cfgVars.Content...)
+			}
+			for i := 0; i+1 < len(t.Content); i += 2 {
+				switch t.Content[i].Value {
+				case "id":
+				case "vars":
+					if tv := resolve(t.Content[i+1]); tv != nil && tv.Kind == yaml.MappingNode {
+						vars.Content = overrideKeys(vars.Content, tv.Content)
+					}
+				default:
+					row.Content = append(row.Content, t.Content[i], t.Content[i+1])
+				}
+			}
+			row.Content = append(row.Content,
+				&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "id"}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: id + "-" + cfgID, Line: t.Line, Column: t.Column},
+				&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "vars"}, vars)
+			out = append(out, testItem{n: row, d: d})
+		}
+	}
+	return out
+}
+
+func mappingField(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			if v := resolve(n.Content[i+1]); v != nil && v.Kind == yaml.MappingNode {
+				return v
+			}
+		}
+	}
+	return nil
+}
+
+// overrideKeys sets the keys of over in a mapping's content, replacing
+// those already there.
+func overrideKeys(base, over []*yaml.Node) []*yaml.Node {
+	out := append([]*yaml.Node(nil), base...)
+	for i := 0; i+1 < len(over); i += 2 {
+		replaced := false
+		for j := 0; j+1 < len(out); j += 2 {
+			if out[j].Value == over[i].Value {
+				out[j+1] = over[i+1]
+				replaced = true
+			}
+		}
+		if !replaced {
+			out = append(out, over[i], over[i+1])
+		}
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package suite
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// Test variables (AgentV's per-test vars): {{ name }} and {{ vars.name }},
+// with dotted paths ({{ user.name }}), are replaced when the file loads in
+// a test's input, input_files, criteria, expected_output and turns, and in
+// the suite's input and prompts. A string that is a single placeholder
+// takes the variable's value as it is (a list of messages, an object), so
+// that vars.input can hold a whole conversation. ${{ VAR }} is the
+// environment's, read before; {{ env.VAR }} (AgentV v5) is the
+// environment's too.
+
+var (
+	templateRef      = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}`)
+	wholeTemplateRef = regexp.MustCompile(`^\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}$`)
+)
+
+// graderVars are the names an llm_grader prompt fills in when it grades.
+// Load-time substitution in assertions leaves them alone, so that
+// {{ output }} still means the agent's reply.
+var graderVars = map[string]bool{
+	"input": true, "output": true, "expected_output": true, "criteria": true,
+	"metadata": true, "metadata_json": true, "rubrics": true, "rubrics_json": true,
+	"file_changes": true, "tool_calls": true, "rubric": true,
+}
+
+// substitution says how to replace placeholders in one pass.
+type substitution struct {
+	vars map[string]any
+	// missing, when set, is called for a placeholder with no variable; it
+	// returns the text to put instead and whether to replace at all.
+	missing func(n *yaml.Node, name string) (string, bool)
+	// skip names variables to leave as they are.
+	skip map[string]bool
+	d    *decoder
+}
+
+// lookupVar finds a dotted name in vars; a leading "vars." or "env." is
+// the namespace.
+func (s *substitution) lookup(name string) (any, bool) {
+	if rest, ok := strings.CutPrefix(name, "env."); ok && s.d != nil {
+		v, ok := s.d.env(rest)
+		if !ok {
+			return "", true // unset: empty, as AgentV v5 renders it
+		}
+		return v, true
+	}
+	if s.skip[name] {
+		return nil, false
+	}
+	path := strings.Split(strings.TrimPrefix(name, "vars."), ".")
+	var cur any = s.vars
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[p]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// apply returns a copy of n with its placeholders replaced. Positions are
+// kept, so problems in substituted text point at the placeholder's node.
+func (s *substitution) apply(n *yaml.Node) *yaml.Node {
+	n = resolve(n)
+	if n == nil {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag != "!!str" && n.Tag != "" || !strings.Contains(n.Value, "{{") {
+			return n
+		}
+		if m := wholeTemplateRef.FindStringSubmatch(n.Value); m != nil {
+			if v, ok := s.lookup(m[1]); ok {
+				return valueNode(v, n)
+			}
+		}
+		c := *n
+		c.Value = templateRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
+			name := templateRef.FindStringSubmatch(ref)[1]
+			if v, ok := s.lookup(name); ok {
+				return varString(v)
+			}
+			if s.missing != nil {
+				if text, ok := s.missing(n, name); ok {
+					return text
+				}
+			}
+			return ref
+		})
+		return &c
+	case yaml.MappingNode, yaml.SequenceNode:
+		c := *n
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, k := range n.Content {
+			if n.Kind == yaml.MappingNode && i%2 == 0 {
+				c.Content[i] = k
+				continue
+			}
+			c.Content[i] = s.apply(k)
+		}
+		return &c
+	}
+	return n
+}
+
+// varString is a variable's text inside a longer string: a string as is,
+// anything else as JSON.
+func varString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// valueNode builds a node holding v, placed at at.
+func valueNode(v any, at *yaml.Node) *yaml.Node {
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		c := *at
+		c.Value = varString(v)
+		return &c
+	}
+	place(&n, at.Line, at.Column)
+	return resolve(&n)
+}
+
+func place(n *yaml.Node, line, col int) {
+	n.Line, n.Column = line, col
+	for _, c := range n.Content {
+		place(c, line, col)
+	}
+}
