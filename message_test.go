@@ -148,6 +148,7 @@ func TestCombine(t *testing.T) {
 		{"errors make the verdict error", []Score{sc(1, VerdictPass, 1, false), {Verdict: VerdictError, Weight: 1}}, 1, VerdictError},
 		{"zero weights are informational", []Score{sc(0, VerdictFail, 0, false)}, 1, VerdictPass},
 		{"only errors score 0", []Score{{Verdict: VerdictError, Weight: 1}}, 0, VerdictError},
+		{"errors of weight 0 are informational too", []Score{sc(1, VerdictPass, 1, false), {Verdict: VerdictError, Weight: 0}}, 1, VerdictPass},
 	}
 	for _, tt := range tests {
 		got, v := Combine(tt.scores, DefaultThreshold)

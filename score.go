@@ -132,10 +132,14 @@ func Combine(scores []Score, threshold float64) (float64, Verdict) {
 	var sum, weights float64
 	requiredFailed, errored, counted := false, false, 0
 	for _, s := range scores {
-		switch s.Verdict {
-		case VerdictSkip:
+		switch {
+		case s.Verdict == VerdictSkip:
 			continue
-		case VerdictError:
+		case s.Verdict == VerdictError && s.Weight == 0:
+			// Shown, never counted: a score of weight 0 cannot make the
+			// unit an error either.
+			continue
+		case s.Verdict == VerdictError:
 			errored = true
 			continue
 		}

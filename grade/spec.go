@@ -250,17 +250,16 @@ func Run(ctx context.Context, g agenteval.Grader, name, typ string, in *agenteva
 		if s.Verdict == agenteval.VerdictError && s.Reason == "" && err != nil {
 			s.Reason = err.Error()
 		}
-		if gg, ok := g.(*grader); ok && s.Name == "" {
+		if s.Name != "" {
+			return // the grader filled the score in, weight included
+		}
+		if gg, ok := g.(*grader); ok {
 			s.Name, s.Type, s.Weight, s.Required = gg.name, gg.typ, gg.weight, gg.required
+			return
 		}
-		if s.Name == "" {
-			s.Name = name
-		}
-		if s.Type == "" {
-			s.Type = typ
-		}
-		if s.Verdict == agenteval.VerdictError && s.Weight == 0 {
-			s.Weight = 1
+		s.Name, s.Type = name, typ
+		if s.Verdict == agenteval.VerdictError {
+			s.Weight = 1 // a grader of the caller's that could not say
 		}
 	}()
 	return g.Grade(ctx, in)

@@ -294,6 +294,11 @@ func (r *suiteRunner) finishTrial(res agenteval.Trial, t *agenteval.Test, thresh
 		usage.Add(s.Usage)
 		switch s.Verdict {
 		case agenteval.VerdictError:
+			if s.Weight == 0 && s.Type != "agent" {
+				// Shown, never counted (user_fidelity): its failure to
+				// run does not make the test an error.
+				continue
+			}
 			errored = true
 			if !strings.HasPrefix(s.Reason, "agent: ") || res.Error == "" {
 				errs = append(errs, s.Name+": "+s.Reason)

@@ -353,3 +353,24 @@ func TestUnnamedSimulator(t *testing.T) {
 		t.Errorf("model = %q", res.Simulation.Model)
 	}
 }
+
+// TestFidelityErrorIsNotTheAgents: user_fidelity is shown, never counted,
+// so its judge failing leaves the agent's verdict alone.
+func TestFidelityErrorIsNotTheAgents(t *testing.T) {
+	j, srv := fakeJudge(t)
+	simSays(srv, "one reply please", "###STOP###")
+	srv.Add(&fakellm.Rule{Match: fakellm.Contains("You review the behaviour of a simulated user"), Reply: fakellm.Reply{Status: 400, ErrorMessage: "bad request"}})
+	res := runAll(t, loadSuite(t, simulated), Options{Agent: &echo{}, Judge: j})["sim"]
+	if res.ExecutionStatus != agenteval.StatusOK || res.Verdict != agenteval.VerdictPass {
+		t.Fatalf("result %s %s: %s", res.Verdict, res.ExecutionStatus, res.Error)
+	}
+	var fid *agenteval.Score
+	for i := range res.Scores {
+		if res.Scores[i].Name == "user_fidelity" {
+			fid = &res.Scores[i]
+		}
+	}
+	if fid == nil || fid.Verdict != agenteval.VerdictError || fid.Weight != 0 || fid.Reason == "" {
+		t.Errorf("user_fidelity = %+v", fid)
+	}
+}
