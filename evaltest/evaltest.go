@@ -196,7 +196,7 @@ func prepare(path string, agent agenteval.Agent, opt Options) (*suite.Suite, run
 		j = &judge.Judge{Model: m, Name: s.Judge.Model, Samples: s.Judge.Samples}
 	}
 	return s, run.Options{
-		Agent: agent, Target: "go", Judge: j, Concurrency: opt.Concurrency, Threshold: opt.Threshold, Trials: opt.Trials,
+		Agent: agent, Target: "go", Judge: j, Concurrency: opt.Concurrency, Threshold: opt.Threshold, Trials: opt.Trials, Filter: opt.Filter,
 		Simulator: opt.Simulator, SimulatorName: opt.SimulatorName, OpenModel: open,
 	}, nil
 }

@@ -164,3 +164,19 @@ func TestSimulatedUserInGoTest(t *testing.T) {
 		t.Errorf("result = %s %v", Explain(r), r.Scores)
 	}
 }
+
+// TestResultsFilter: Options.Filter runs only the tests it names, so the
+// agent holds no conversation for the others.
+func TestResultsFilter(t *testing.T) {
+	a := &countingAgent{convs: map[string]bool{}}
+	rs, err := Results(t.Context(), "testdata/booking.yaml", a, Options{Judge: fakeJudge(t, true), Filter: "books"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].TestID != "books" {
+		t.Fatalf("results = %d, want only books", len(rs))
+	}
+	if got := slices.Sorted(maps.Keys(a.convs)); !slices.Equal(got, []string{"books#1"}) {
+		t.Errorf("conversations = %v, want [books#1]", got)
+	}
+}

@@ -122,8 +122,13 @@ type ToolCallCountOptions struct {
 }
 
 func newToolCallCount(o ToolCallCountOptions, _ Env) (Func, error) {
-	if o.Max == nil && o.Min == nil {
+	switch {
+	case o.Max == nil && o.Min == nil:
 		return nil, fmt.Errorf("needs max, min or both")
+	case (o.Max != nil && *o.Max < 0) || (o.Min != nil && *o.Min < 0):
+		return nil, fmt.Errorf("min and max must not be negative")
+	case o.Max != nil && o.Min != nil && *o.Min > *o.Max:
+		return nil, fmt.Errorf("min %d is more than max %d", *o.Min, *o.Max)
 	}
 	return func(_ context.Context, in *agenteval.GradeInput) (Outcome, error) {
 		n := 0

@@ -85,6 +85,10 @@ func TestUnknownSettingHints(t *testing.T) {
 		{"contains", map[string]any{"value": "x", "zzzz": 1}, "known settings: value (and name, weight, required, negate, threshold, which every grader takes)"},
 		{"latency", map[string]any{"threshold_ms": 5, "max": 3}, "give max or threshold_ms, not both"},
 		{"tool_calls", map[string]any{"mod": "exact"}, `did you mean "mode"?`},
+		{"contains", map[string]any{"value": "x", "weight": 2}, `"weight" is set beside the grader's type, not among its own settings (in Go, Spec.Weight)`},
+		{"contains_any", map[string]any{"value": []any{"a", ""}}, "value[1] is empty"},
+		{"tool_call_count", map[string]any{"min": -1}, "must not be negative"},
+		{"tool_call_count", map[string]any{"min": 3, "max": 2}, "min 3 is more than max 2"},
 	}
 	for _, tt := range tests {
 		_, err := New(Spec{Type: tt.typ, Options: tt.settings})

@@ -214,6 +214,11 @@ func typeWord(t reflect.Type) string {
 }
 
 func unknownSetting(k string, params []Param) error {
+	for _, c := range Common {
+		if c.Name == k {
+			return fmt.Errorf("%q is set beside the grader's type, not among its own settings (in Go, Spec.%s)", k, strings.ToUpper(k[:1])+k[1:])
+		}
+	}
 	var own, all []string
 	for _, p := range params {
 		own = append(own, p.Name)

@@ -94,6 +94,11 @@ func listText(name, doc string, c textCheck) *Definition {
 		case len(o.Value) == 0:
 			return nil, fmt.Errorf("value is an empty list; give at least one text")
 		}
+		for i, v := range o.Value {
+			if v == "" {
+				return nil, fmt.Errorf("value[%d] is empty, which every reply contains; remove it", i)
+			}
+		}
 		return c.grade(name, o.Value), nil
 	})
 }
