@@ -33,7 +33,26 @@ type Header struct {
 	Trials    int      `json:"trials,omitempty"`
 	Threshold *float64 `json:"threshold,omitempty"`
 	Git       *Git     `json:"git,omitempty"`
+	// Shard is set on the results of one shard of a run (run --shard i/n):
+	// n processes, often on n machines, each run a part of the tests
+	// under one run id, and merge puts their files together.
+	Shard *Shard `json:"shard,omitempty"`
+	// Shards is how many shards a merged run was made of.
+	Shards int `json:"shards,omitempty"`
 }
+
+// Shard says which part of a run a results file holds.
+type Shard struct {
+	// Index is the shard's number, from 1 to Count.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Tests is how many results the shard is to write, so that a merge
+	// can tell a shard that was cut short from a whole one.
+	Tests int `json:"tests"`
+}
+
+// String is "i/n".
+func (s *Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
 // SuiteFile is one eval file (or dataset) of a run.
 type SuiteFile struct {

@@ -17,9 +17,13 @@ type targetRun struct {
 	target string
 	// only, when set, are the tests of this run, by id.
 	only map[string]bool
+	// keep, when set, keeps the tests of this shard (--shard).
+	keep func(*agenteval.Test) bool
 }
 
-func (tr targetRun) selects(t *agenteval.Test) bool { return tr.only == nil || tr.only[t.ID] }
+func (tr targetRun) selects(t *agenteval.Test) bool {
+	return (tr.only == nil || tr.only[t.ID]) && (tr.keep == nil || tr.keep(t))
+}
 
 // targetRuns says which targets a suite runs against. --target, given
 // once or more, runs every test against each. Otherwise a test runs

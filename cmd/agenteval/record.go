@@ -74,6 +74,9 @@ func joinUnique(vals []string) string {
 // this run would have produced.
 func checkResume(path string, old, cur *report.Header) error {
 	var problems []string
+	if o, c := old.Shard, cur.Shard; (o == nil) != (c == nil) || (o != nil && (o.Index != c.Index || o.Count != c.Count)) {
+		problems = append(problems, fmt.Sprintf("it holds %s, this run is %s", shardName(o), shardName(c)))
+	}
 	if old.Target != cur.Target {
 		problems = append(problems, fmt.Sprintf("its target was %q, this run's is %q", old.Target, cur.Target))
 	}
@@ -250,6 +253,16 @@ func (r *recording) needsBackfill(ctx context.Context, runID string, n int) bool
 	return err != nil || run.Total < n
 }
 
+// holds reports whether the store has a finished run with n results
+// already: shards that recorded into a shared store.
+func (r *recording) holds(ctx context.Context, runID string, n int) bool {
+	if r == nil {
+		return false
+	}
+	run, err := r.db.Run(ctx, runID)
+	return err == nil && run.Status == store.Done && run.Total == n
+}
+
 // add stores an earlier result of a resumed run.
 func (r *recording) add(runID string, res *agenteval.Result) {
 	r.w.mu.Lock()
@@ -289,4 +302,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// shardName says which part of a run a header's file holds.
+func shardName(s *report.Shard) string {
+	if s == nil {
+		return "a whole run"
+	}
+	return "shard " + s.String()
 }

@@ -45,6 +45,7 @@ type runFlags struct {
 	html      string
 	noStore   bool
 	runID     string
+	shard     string
 	format    string
 	quiet     bool
 	otlp      otlpFlags
@@ -104,7 +105,8 @@ quoted glob such as 'evals/*.eval.yaml' is expanded the same way.`
 	fl.BoolVar(&f.force, "force", false, "with --resume: continue even though the file was written for other suites or another target")
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML report to this file")
 	fl.BoolVar(&f.noStore, "no-store", false, "do not record the run in the project's store (.agenteval/agenteval.db)")
-	fl.StringVar(&f.runID, "run-id", "", "id of the run (default: 12 random hex digits), e.g. a CI build number")
+	fl.StringVar(&f.runID, "run-id", "", "id of the run (default: 12 random hex digits; with --shard, the CI pipeline's run, e.g. gh-RUN_ID-ATTEMPT on GitHub Actions)")
+	fl.StringVar(&f.shard, "shard", "", "run only shard i of n (e.g. 2/4): each test goes to one shard by a stable hash, tests linked by depends_on together; agenteval merge puts the shards' results files together")
 	fl.StringVar(&f.format, "format", "", "stdout format: table, jsonl or json (default: table on a terminal, else jsonl)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	f.judge.add(fl)
@@ -229,6 +231,40 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	sharding, err := parseShard(f.shard, suites)
+	if err != nil {
+		return err
+	}
+	// What runs: each suite's tests, per target, in this shard.
+	var c counters
+	plans := map[*suite.Suite][]targetRun{}
+	matched := 0
+	for _, s := range suites {
+		ts, err := run.Selected(s, f.filter)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		plans[s] = f.targetRuns(s)
+		keep := sharding.keeps(s)
+		for i := range plans[s] {
+			tr := &plans[s][i]
+			for _, t := range ts {
+				if tr.selects(t) {
+					matched++
+				}
+			}
+			tr.keep = keep
+			for _, t := range ts {
+				if tr.selects(t) {
+					c.total++
+				}
+			}
+		}
+	}
+	if matched == 0 && f.filter != "" {
+		return usageErr("%s", noMatch(f.filter, suites))
+	}
+	sharding.label(e, hdr, f.runID, f.resume != "", c.total)
 	// Results: -o writes a file afresh; --resume appends to its file.
 	out := f.output
 	var done *resumed
@@ -338,31 +374,12 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 
 	var sum report.Summary
 	var sumMu sync.Mutex
-	var c counters
 	if done != nil && done.n > 0 {
 		// The whole run is summed, reported and recorded, not only this
 		// session's part of it.
 		if err := resumeArchives(ctx, f.resume, done.n, hdr.RunID, &sum, &c, archives, rec); err != nil {
 			return usageErr("--resume: %v", err)
 		}
-	}
-	plans := map[*suite.Suite][]targetRun{}
-	for _, s := range suites {
-		ts, err := run.Selected(s, f.filter)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		plans[s] = f.targetRuns(s)
-		for _, tr := range plans[s] {
-			for _, t := range ts {
-				if tr.selects(t) {
-					c.total++
-				}
-			}
-		}
-	}
-	if c.total == 0 && f.filter != "" {
-		return usageErr("%s", noMatch(f.filter, suites))
 	}
 	start := time.Now()
 	live := e.stderrTTY && !f.quiet

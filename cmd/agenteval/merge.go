@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/shard"
+	"github.com/spf13/cobra"
+)
+
+type mergeFlags struct {
+	output  string
+	junit   string
+	html    string
+	format  string
+	noStore bool
+	quiet   bool
+}
+
+func newMergeCmd(e *env) *cobra.Command {
+	var f mergeFlags
+	cmd := &cobra.Command{
+		Use:   "merge SHARD.jsonl... -o ALL.jsonl",
+		Short: "Put the results files of a run's shards together into the whole run's",
+		Long: `Put together the results files that the shards of one run wrote
+(agenteval run SUITE --shard i/n --run-id ID, on n CI jobs or machines):
+one results file with the run's header and every result, the summary,
+pass@k and JUnit recomputed over the whole run, and the exit status the
+whole run would have had (0 passed, 1 a test failed, 3 a test ended in
+execution_error).
+
+The files are checked first, and nothing is written unless all is well:
+every file is a shard of the same run (the same run id and number of
+shards), with the same suites (by content hash), target, judge and
+settings; every shard is there exactly once and holds all the results it
+was to write; and no test's result is in two files. Each problem is named,
+with its file (exit 2).
+
+The merged run is recorded in the project's store, unless it is there
+already (shards that wrote to a shared --store).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr("merge needs the shards' results files\nUsage: agenteval merge SHARD.jsonl... -o ALL.jsonl")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(cmd.Context(), e, args, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.output, "output", "o", "", "write the whole run's results (JSONL) to this file (default: stdout, when it is not a terminal)")
+	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML of the whole run to this file")
+	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML report of the whole run to this file")
+	fl.StringVar(&f.format, "format", "", "stdout format: table, jsonl or json (default: table on a terminal; with -o, nothing on stdout)")
+	fl.BoolVar(&f.noStore, "no-store", false, "do not record the merged run in the project's store")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no totals on stderr")
+	return cmd
+}
+
+func runMerge(ctx context.Context, e *env, paths []string, f *mergeFlags) error {
+	for _, p := range paths {
+		if st, err := os.Stat(f.output); err == nil && f.output != "" {
+			if sp, err := os.Stat(p); err == nil && os.SameFile(sp, st) {
+				return usageErr("-o %s is one of the shards' files; write the merged run to a new file", f.output)
+			}
+		}
+	}
+	m, err := shard.Check(paths)
+	if err != nil {
+		return usageErr("merge: %v", err)
+	}
+	var writers, started report.Multi
+	var files []*os.File
+	defer func() {
+		for _, fh := range files {
+			fh.Close()
+		}
+	}()
+	create := func(path string) (*os.File, error) {
+		fh, err := os.Create(path)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		files = append(files, fh)
+		return fh, nil
+	}
+	// The results are copied line for line, not encoded again: a merge of
+	// a large run costs reading it, not more.
+	var lines *bufio.Writer
+	if f.output != "" || (f.format == "" && !e.stdoutTTY) {
+		var w io.Writer = e.stdout
+		if f.output != "" {
+			fh, err := create(f.output)
+			if err != nil {
+				return err
+			}
+			w = fh
+		}
+		if err := report.NewJSONL(w).(report.Starter).Start(m.Header); err != nil {
+			return err
+		}
+		lines = bufio.NewWriterSize(w, 256<<10)
+	}
+	for _, a := range []struct {
+		path string
+		mk   func(io.Writer) report.Writer
+	}{{f.junit, report.NewJUnit}, {f.html, func(w io.Writer) report.Writer { return report.NewHTML(w, report.HTMLOptions{}) }}} {
+		if a.path == "" {
+			continue
+		}
+		fh, err := create(a.path)
+		if err != nil {
+			return err
+		}
+		w := a.mk(fh)
+		writers, started = append(writers, w), append(started, w)
+	}
+	format := f.format
+	if format == "" && e.stdoutTTY && f.output == "" {
+		format = "table"
+	}
+	if format != "" && (f.output != "" || format != "jsonl") {
+		var w report.Writer
+		switch format {
+		case "table":
+			w = report.NewTable(e.stdout, report.TableOptions{Color: e.color, NoMetricSummary: true})
+		case "json":
+			w = report.NewJSON(e.stdout)
+		case "jsonl":
+			w = report.NewJSONL(e.stdout)
+		default:
+			return usageErr("unknown --format %q; use table, jsonl or json", format)
+		}
+		writers, started = append(writers, w), append(started, w)
+	}
+	var rec *recording
+	if !f.noStore {
+		rec = startRecording(e, false)
+		if rec.holds(ctx, m.Header.RunID, m.Count) {
+			rec.close()
+			rec = nil
+		}
+		defer rec.close()
+	}
+	if w := rec.writer(); w != nil {
+		writers, started = append(writers, w), append(started, w)
+	}
+	if err := started.Start(m.Header); err != nil {
+		return err
+	}
+	var sum report.Summary
+	err = m.Results(func(r *agenteval.Result, line []byte) error {
+		sum.Add(r)
+		if lines != nil {
+			lines.Write(line)
+			if err := lines.WriteByte('\n'); err != nil {
+				return fmt.Errorf("write merged results: %w", err)
+			}
+		}
+		return writers.Write(r)
+	})
+	if lines != nil {
+		if ferr := lines.Flush(); err == nil && ferr != nil {
+			err = fmt.Errorf("write merged results: %w", ferr)
+		}
+	}
+	rec.finish(err, ctx)
+	if cerr := writers.Close(&sum); err == nil {
+		err = cerr
+	}
+	for _, fh := range files {
+		if cerr := fh.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}
+	files = nil
+	if err != nil {
+		return &exitError{code: exitExecution, err: err}
+	}
+	if !f.quiet && !(e.stdoutTTY && format == "table") {
+		fmt.Fprintf(e.stderr, "merged %s of run %s: %s · %d passed · %d failed · %s · %d skipped\n",
+			counted(len(m.Files), "shard"), m.Header.RunID, counted(sum.Total, "test"), sum.Passed, sum.Failed, counted(sum.Errored, "error"), sum.Skipped)
+		if u := report.UsageLine(sum.Usage); u != "" {
+			fmt.Fprintln(e.stderr, u)
+		}
+	}
+	return exitCode(runExit(sum))
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/project"
+	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/shard"
+	"github.com/agenteval/agenteval/suite"
+)
+
+// shardPath is a suite's path as shards hash it: relative to the project's
+// root, with forward slashes, so that every machine's checkout splits the
+// tests alike wherever it is and however the path was written.
+func shardPath(file string) string {
+	if file == "-" || file == "" {
+		return file
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return filepath.ToSlash(filepath.Clean(file))
+	}
+	if root, err := project.Root(file); err == nil {
+		if rel, err := filepath.Rel(root, abs); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.ToSlash(filepath.Clean(file))
+}
+
+// shardRun is what --shard does to a run: its spec, and which tests of
+// each suite it keeps.
+type shardRun struct {
+	spec shard.Spec
+	keep map[*suite.Suite]func(*agenteval.Test) bool
+}
+
+// parseShard reads --shard; nil means the whole run.
+func parseShard(flag string, suites []*suite.Suite) (*shardRun, error) {
+	if flag == "" {
+		return nil, nil
+	}
+	spec, err := shard.Parse(flag)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	sr := &shardRun{spec: spec, keep: map[*suite.Suite]func(*agenteval.Test) bool{}}
+	for _, s := range suites {
+		sr.keep[s] = shard.Select(shardPath(s.File), s.Tests, spec)
+	}
+	return sr, nil
+}
+
+// keeps returns the suite's shard filter, or nil without sharding.
+func (sr *shardRun) keeps(s *suite.Suite) func(*agenteval.Test) bool {
+	if sr == nil {
+		return nil
+	}
+	return sr.keep[s]
+}
+
+// label marks the header as this shard's, and gives the run the id every
+// shard shares: --run-id, else the CI pipeline's, else a new one (with a
+// warning, since then no other shard has it, unless the run resumes a
+// file, whose id it keeps).
+func (sr *shardRun) label(e *env, h *report.Header, explicitID string, resuming bool, tests int) {
+	if sr == nil {
+		return
+	}
+	h.Shard = &report.Shard{Index: sr.spec.Index, Count: sr.spec.Count, Tests: tests}
+	if explicitID != "" {
+		return
+	}
+	if id, _ := shard.RunIDFromCI(os.Getenv); id != "" {
+		h.RunID = id
+		return
+	}
+	if sr.spec.Count > 1 && !resuming {
+		fmt.Fprintf(e.stderr, "agenteval: warning: --shard %s without --run-id, outside a CI system agenteval knows: this shard's run id is %s, and the other shards will not share it; give every shard the same --run-id so that merge can put them together\n", sr.spec, h.RunID)
+	}
+}
