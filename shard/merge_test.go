@@ -138,7 +138,6 @@ func TestCheckRefuses(t *testing.T) {
 	}
 }
 
-
 func ExampleCheck() {
 	dir, _ := os.MkdirTemp("", "shards")
 	defer os.RemoveAll(dir)
