@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -125,3 +126,51 @@ func (m Multi) Start(h *Header) error {
 	}
 	return nil
 }
+
+// RunDiffs says how two headers differ in what makes their results parts
+// of one run: the suites (by name and content hash), target, judge,
+// --trials and --threshold, and the commit. Shards of a run, and a run
+// and its resumption, differ in none of them.
+func RunDiffs(a, b *Header) []string {
+	var out []string
+	if d := suiteDiff(a.Suites, b.Suites); d != "" {
+		out = append(out, d)
+	}
+	if a.Target != b.Target {
+		out = append(out, fmt.Sprintf("their targets are %q and %q", a.Target, b.Target))
+	}
+	if a.Judge != b.Judge {
+		out = append(out, fmt.Sprintf("their judges are %q and %q", a.Judge, b.Judge))
+	}
+	if a.Trials != b.Trials || !sameFloat(a.Threshold, b.Threshold) {
+		out = append(out, "they ran with different --trials or --threshold")
+	}
+	if a.Git != nil && b.Git != nil && a.Git.Commit != b.Git.Commit {
+		out = append(out, fmt.Sprintf("they ran from commits %.12s and %.12s", a.Git.Commit, b.Git.Commit))
+	}
+	return out
+}
+
+// suiteDiff says how the suites of two runs differ, by name and content,
+// or returns "".
+func suiteDiff(a, b []SuiteFile) string {
+	byHash := map[string]bool{}
+	for _, s := range a {
+		byHash[s.Name+"\x00"+s.SHA256] = true
+	}
+	var other []string
+	for _, s := range b {
+		if !byHash[s.Name+"\x00"+s.SHA256] {
+			other = append(other, s.Path)
+		}
+	}
+	switch {
+	case len(other) > 0:
+		return fmt.Sprintf("their suites differ (%s: another content or name; the eval files changed between the shards' checkouts)", strings.Join(other, ", "))
+	case len(a) != len(b):
+		return fmt.Sprintf("they ran %d and %d suites", len(a), len(b))
+	}
+	return ""
+}
+
+func sameFloat(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }

@@ -53,6 +53,9 @@ type Run struct {
 	Usage      agenteval.Usage
 	DurationMS float64
 	Tags       []string
+	// Shards is the number of shards of a run split with --shard (0 for
+	// a run in one piece), and ShardsDone how many have finished.
+	Shards, ShardsDone int
 }
 
 // Stale reports whether a running run has not been heard from for longer
@@ -61,10 +64,13 @@ func (r *Run) Stale(now time.Time, d time.Duration) bool {
 	return r.Status == Running && now.Sub(r.Updated) > d
 }
 
-// Finish is how a run ended.
+// Finish is how a run, or one shard of it, ended.
 type Finish struct {
 	Status     Status
 	DurationMS float64
+	// Shard is the shard that ended (report.Shard.Index), or 0 for a run
+	// in one piece. A sharded run ends when all its shards have.
+	Shard int
 }
 
 // ListOptions select runs, newest first.
@@ -79,12 +85,22 @@ type ListOptions struct {
 //
 // Writes may be queued: AddResult returns before the result is stored,
 // and a write that fails is reported by the next FinishRun (or Close).
-// Results of one run are kept in the order they were added; a result with
-// the suite and test id of one already stored replaces it (a resumed run
-// that repeats a test).
+// Results of one run are kept in the order they were stored; a result with
+// the suite, test id and target of one already stored replaces it (a
+// resumed run that repeats a test, a shard run again), so writing a result
+// twice stores it once.
+//
+// The shards of a run (headers with Shard set) record into one run, from
+// as many processes and machines at once as there are shards: the first
+// to start creates it, the others join it (their suites, target, judge and
+// number of shards must match), and it is running until every shard has
+// finished.
 type Store interface {
 	// StartRun records a new run, or reopens the run with the header's id
-	// (a resumed run): its results are kept and it is running again.
+	// (a resumed run): its results are kept and it is running again. A
+	// header with a Shard starts that shard of the run; the run is stored
+	// with the header of the whole run (Shard nil, Shards n). A
+	// shard's header joins its run, or starts it.
 	StartRun(ctx context.Context, h *report.Header) error
 	// AddResult adds a finished test's result to a started run. r must not
 	// change after the call.
@@ -198,6 +214,7 @@ type Recorder struct {
 	// Context bounds the synchronous writes; nil means Background.
 	Context context.Context
 	runID   string
+	shard   int
 }
 
 func (r *Recorder) ctx() context.Context {
@@ -210,6 +227,9 @@ func (r *Recorder) ctx() context.Context {
 // Start records the run's header.
 func (r *Recorder) Start(h *report.Header) error {
 	r.runID = h.RunID
+	if h.Shard != nil {
+		r.shard = h.Shard.Index
+	}
 	return r.Store.StartRun(r.ctx(), h)
 }
 
@@ -230,7 +250,7 @@ func (r *Recorder) Close(sum *report.Summary) error {
 	if st == "" {
 		st = Done
 	}
-	f := Finish{Status: st}
+	f := Finish{Status: st, Shard: r.shard}
 	if sum != nil {
 		f.DurationMS = sum.DurationMS
 	}
@@ -238,7 +258,7 @@ func (r *Recorder) Close(sum *report.Summary) error {
 }
 
 // StaleAfter is how long a running run may go unheard before lists show it
-// as abandoned: the SQLite store refreshes running runs every 10 seconds.
+// as abandoned: the stores refresh running runs every 10 seconds.
 const StaleAfter = time.Minute
 
 // RunRow is a run as lists show it (agenteval runs --format json, and the
@@ -265,6 +285,9 @@ type RunRow struct {
 	DurationMS float64  `json:"duration_ms"`
 	Tags       []string `json:"tags,omitempty"`
 	Commit     string   `json:"commit,omitempty"`
+	// Shards and ShardsDone: see Run.
+	Shards     int `json:"shards,omitempty"`
+	ShardsDone int `json:"shards_done,omitempty"`
 }
 
 // Row flattens a run for a list, as of now.
@@ -276,7 +299,8 @@ func (r *Run) Row(now time.Time) RunRow {
 	row := RunRow{ID: r.ID, Started: r.Started, Status: status, Command: r.Header.Command, Suites: strings.Join(r.Header.SuiteNames(), ", "),
 		Target: r.Header.Target, Judge: r.Header.Judge, Total: r.Total, Passed: r.Passed, Failed: r.Failed, Errored: r.Errored,
 		Skipped: r.Skipped, Tokens: r.Usage.InputTokens + r.Usage.OutputTokens, Cost: r.Usage.CostUSD,
-		Used: r.Usage.Calls > 0 || r.Usage.InputTokens+r.Usage.OutputTokens > 0, DurationMS: r.DurationMS, Tags: r.Tags}
+		Used: r.Usage.Calls > 0 || r.Usage.InputTokens+r.Usage.OutputTokens > 0, DurationMS: r.DurationMS, Tags: r.Tags,
+		Shards: r.Shards, ShardsDone: r.ShardsDone}
 	if r.Header.Git != nil {
 		row.Commit = r.Header.Git.Commit
 	}
