@@ -20,6 +20,10 @@ type ProjectFile struct {
 	Judge     *JudgeSpec
 	Simulator string
 	Defaults  ProjectDefaults
+	// Store is where runs are recorded: a postgres:// URL (a store the
+	// team shares), or a SQLite file's path, relative to the project
+	// file; "" means .agenteval/agenteval.db under the project's root.
+	Store string
 	// Warnings are problems that do not stop the file (an unset
 	// environment variable is empty); Options.Strict makes them errors.
 	Warnings []*agenteval.PosError
@@ -38,7 +42,7 @@ type ProjectDefaults struct {
 	Trials int
 }
 
-var projectKeys = []string{"targets", "tools", "judge", "simulator", "defaults"}
+var projectKeys = []string{"targets", "tools", "judge", "simulator", "defaults", "store"}
 
 // ParseProject reads a project file. The error, when not nil, joins every
 // problem found, each a *agenteval.PosError. The environment is
@@ -67,6 +71,14 @@ func ParseProject(path string, data []byte, opt Options) (*ProjectFile, error) {
 				}
 			case "defaults":
 				d.projectDefaults(f.value, p)
+			case "store":
+				p.Store = d.str(f.value, "store")
+				if p.Store == "" && !isNull(f.value) {
+					d.fail(f.value, "store must be a postgres:// URL or a SQLite file's path")
+				}
+				if literalPassword(f.value.Value) {
+					d.warn(f.value, "store: the URL holds a password, and the project file is committed: write it as ${PGPASSWORD}, or leave it out and set PGPASSWORD")
+				}
 			}
 		}
 	}
@@ -115,4 +127,19 @@ func (d *decoder) projectDefaults(n *yaml.Node, p *ProjectFile) {
 			}
 		}
 	}
+}
+
+// literalPassword reports whether a store URL as written holds a password
+// itself, rather than through an environment variable.
+func literalPassword(raw string) bool {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return false
+	}
+	userinfo, _, ok := strings.Cut(rest, "@")
+	if !ok || strings.Contains(userinfo, "/") {
+		return false
+	}
+	_, pw, ok := strings.Cut(userinfo, ":")
+	return ok && pw != "" && !strings.HasPrefix(pw, "${")
 }
