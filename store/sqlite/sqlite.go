@@ -1,29 +1,26 @@
 // Package sqlite keeps the run store in one SQLite file (pure Go, through
-// modernc.org/sqlite): WAL mode, so readers such as agenteval view never
-// block the run that writes; a versioned schema with migrations; and one
-// writer goroutine that batches results into transactions, so recording a
-// run costs the runner nothing it can measure.
+// modernc.org/sqlite), in WAL mode, so readers such as agenteval view never
+// block the run that writes. The schema, queries and batching writer are
+// store/sqlstore's; this package opens the file and supplies SQLite's
+// dialect (the schema version in PRAGMA user_version).
 //
-// It may import the root package, report, store and the standard library.
+// It may import the root package, report, store, store/sqlstore and the
+// standard library.
 package sqlite
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
-	"time"
 
-	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/store"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"github.com/agenteval/agenteval/store/sqlstore"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Options configure Open.
@@ -34,22 +31,47 @@ type Options struct {
 
 // DB is a store in one SQLite file.
 type DB struct {
-	db       *sql.DB
-	path     string
-	readOnly bool
-
-	insert *sql.Stmt // prepared once: most writes are results
-
-	mu      sync.RWMutex // guards closed against sends on ops
-	closed  bool
-	ops     chan op
-	stopped chan struct{}
-
-	errMu    sync.Mutex
-	asyncErr map[string]error // first failed queued write, per run
+	*sqlstore.DB
+	path string
 }
 
 var _ store.Store = (*DB)(nil)
+
+// Dialect is SQLite's: the schema version is PRAGMA user_version, and the
+// schema is updated under BEGIN IMMEDIATE, SQLite's write lock.
+var Dialect = &sqlstore.Dialect{
+	Name: "SQLite",
+	Types: map[string]string{
+		"int": "INTEGER", "real": "REAL", "blob": "BLOB",
+		"seq": "INTEGER PRIMARY KEY AUTOINCREMENT", "reseq": "",
+	},
+	TagList: `(SELECT group_concat(name, ' ') FROM (SELECT name FROM tags WHERE run_id = runs.id ORDER BY name))`,
+	// REPLACE deletes the old row and inserts a new one, with a new seq.
+	UpsertResult: `INSERT OR REPLACE INTO results (run_id, suite, test_id, target, verdict, status, score, calls, cached_calls,
+	input_tokens, output_tokens, cost_usd, cost_unknown, duration_ms, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	Version: func(ctx context.Context, c *sql.Conn) (int, error) {
+		var v int
+		if err := c.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+			return 0, fmt.Errorf("read schema version: %w", err)
+		}
+		return v, nil
+	},
+	Begin: func(ctx context.Context, c *sql.Conn) error {
+		_, err := c.ExecContext(ctx, "BEGIN IMMEDIATE")
+		return err
+	},
+	SetVersion: func(ctx context.Context, c *sql.Conn, v int) error {
+		// PRAGMA takes no parameters; the number is ours.
+		_, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
+		return err
+	},
+	Retryable: func(err error) bool {
+		// The busy timeout has waited 10 s for the lock already; a
+		// transaction that read before it wrote may still be refused.
+		var se *sqlite.Error
+		return errors.As(err, &se) && (se.Code()&0xff == sqlite3.SQLITE_BUSY || se.Code()&0xff == sqlite3.SQLITE_LOCKED)
+	},
+}
 
 // Open opens (creating it when missing, unless read-only) the store at
 // path and brings its schema up to date.
@@ -81,276 +103,15 @@ func Open(path string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	ctx := context.Background()
-	if opt.ReadOnly {
-		v, err := userVersion(ctx, db)
-		if err == nil && v != SchemaVersion {
-			if v > SchemaVersion {
-				err = newerSchema(path, v)
-			} else {
-				err = fmt.Errorf("%s has schema v%d; any agenteval command that records runs updates it to v%d", path, v, SchemaVersion)
-			}
+	s, err := sqlstore.New(context.Background(), db, Dialect, sqlstore.Options{Name: path, ReadOnly: opt.ReadOnly})
+	if err != nil {
+		if errors.Is(err, sqlstore.ErrNoSchema) {
+			err = fmt.Errorf("%s holds no runs yet: any agenteval command that records runs creates its schema", path)
 		}
-		if err != nil {
-			db.Close()
-			return nil, fmt.Errorf("open store: %w", err)
-		}
-	} else if err := migrate(ctx, db, path); err != nil {
-		db.Close()
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	s := &DB{db: db, path: path, readOnly: opt.ReadOnly, asyncErr: map[string]error{}}
-	if !opt.ReadOnly {
-		if s.insert, err = db.PrepareContext(ctx, insertSQL); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("open store: %w", err)
-		}
-		s.ops = make(chan op, 256)
-		s.stopped = make(chan struct{})
-		go s.writer()
-	}
-	return s, nil
+	return &DB{DB: s, path: path}, nil
 }
 
 // Path is the store's file.
 func (s *DB) Path() string { return s.path }
-
-// Close stores what is queued and closes the file.
-func (s *DB) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true
-	if s.ops != nil {
-		close(s.ops)
-	}
-	s.mu.Unlock()
-	if s.stopped != nil {
-		<-s.stopped
-	}
-	var errs []error
-	s.errMu.Lock()
-	for id, err := range s.asyncErr {
-		errs = append(errs, fmt.Errorf("run %s: %w", id, err))
-	}
-	s.errMu.Unlock()
-	if s.insert != nil {
-		s.insert.Close()
-	}
-	if err := s.db.Close(); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-// timeText formats times with a fixed width, so that text order is time
-// order.
-const timeText = "2006-01-02T15:04:05.000000000Z"
-
-func fmtTime(t time.Time) string { return t.UTC().Format(timeText) }
-
-func parseTime(s string) time.Time {
-	t, _ := time.Parse(timeText, s)
-	return t
-}
-
-// send queues a write; sync writes wait for it to be committed.
-func (s *DB) send(o op) error {
-	if s.readOnly {
-		return errors.New("store: opened read-only")
-	}
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return errors.New("store: closed")
-	}
-	s.ops <- o
-	s.mu.RUnlock()
-	if o.reply == nil {
-		return nil
-	}
-	return <-o.reply
-}
-
-func syncOp(o op) op {
-	o.reply = make(chan error, 1)
-	return o
-}
-
-// StartRun records a run, or reopens one (a resumed run).
-func (s *DB) StartRun(ctx context.Context, h *report.Header) error {
-	if h.RunID == "" {
-		return errors.New("store: the run has no id")
-	}
-	hdr := *h
-	hdr.Record = report.RecordRun
-	b, err := json.Marshal(&hdr)
-	if err != nil {
-		return fmt.Errorf("store: encode header: %w", err)
-	}
-	started := h.Started
-	if started.IsZero() {
-		started = time.Now()
-	}
-	return s.send(syncOp(op{kind: opStart, runID: h.RunID, header: b, started: started}))
-}
-
-// AddResult queues a result.
-func (s *DB) AddResult(runID string, r *agenteval.Result) error {
-	row, err := newResultRow(r)
-	if err != nil {
-		return err
-	}
-	return s.send(op{kind: opAdd, runID: runID, row: row})
-}
-
-// FinishRun waits for the run's queued results and records its end.
-func (s *DB) FinishRun(ctx context.Context, runID string, f store.Finish) error {
-	err := s.send(syncOp(op{kind: opFinish, runID: runID, finish: f}))
-	s.errMu.Lock()
-	aerr := s.asyncErr[runID]
-	delete(s.asyncErr, runID)
-	s.errMu.Unlock()
-	return errors.Join(aerr, err)
-}
-
-// Tag names a run.
-func (s *DB) Tag(ctx context.Context, runID, name string) error {
-	if err := store.CheckTag(name); err != nil {
-		return err
-	}
-	return s.send(syncOp(op{kind: opTag, runID: runID, tag: name}))
-}
-
-// Untag removes a name.
-func (s *DB) Untag(ctx context.Context, name string) error {
-	return s.send(syncOp(op{kind: opUntag, tag: name}))
-}
-
-const runColumns = `id, header, status, started, updated, coalesce(finished, ''),
-	total, passed, failed, errored, skipped, calls, cached_calls, input_tokens, output_tokens,
-	cost_usd, cost_unknown, duration_ms,
-	coalesce((SELECT group_concat(name, ' ') FROM (SELECT name FROM tags WHERE run_id = runs.id ORDER BY name)), '')`
-
-func scanRun(sc interface{ Scan(...any) error }) (*store.Run, error) {
-	var r store.Run
-	var header, status, started, updated, finished, tags string
-	var cost float64
-	var costUnknown bool
-	err := sc.Scan(&r.ID, &header, &status, &started, &updated, &finished,
-		&r.Total, &r.Passed, &r.Failed, &r.Errored, &r.Skipped,
-		&r.Usage.Calls, &r.Usage.CachedCalls, &r.Usage.InputTokens, &r.Usage.OutputTokens,
-		&cost, &costUnknown, &r.DurationMS, &tags)
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal([]byte(header), &r.Header); err != nil {
-		return nil, fmt.Errorf("run %s: stored header: %w", r.ID, err)
-	}
-	r.Status = store.Status(status)
-	r.Started, r.Updated = parseTime(started), parseTime(updated)
-	if finished != "" {
-		r.Finished = parseTime(finished)
-	}
-	if !costUnknown && (r.Usage.Calls > 0 || r.Usage.InputTokens > 0 || r.Usage.OutputTokens > 0) {
-		r.Usage.CostUSD = &cost
-	}
-	if tags != "" {
-		r.Tags = strings.Fields(tags)
-	}
-	return &r, nil
-}
-
-// Runs lists runs, newest first.
-func (s *DB) Runs(ctx context.Context, opt store.ListOptions) ([]store.Run, error) {
-	limit := opt.Limit
-	if limit <= 0 {
-		limit = -1
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+` FROM runs
-		WHERE ?1 = '' OR substr(id, 1, length(?1)) = ?1
-		ORDER BY started DESC, id DESC LIMIT ?2 OFFSET ?3`, opt.IDPrefix, limit, opt.Offset)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
-		}
-		out = append(out, *r)
-	}
-	return out, rows.Err()
-}
-
-// Run returns one run by id.
-func (s *DB) Run(ctx context.Context, id string) (*store.Run, error) {
-	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
-	}
-	return r, nil
-}
-
-// Tagged returns the run a tag names.
-func (s *DB) Tagged(ctx context.Context, name string) (string, error) {
-	var id string
-	err := s.db.QueryRowContext(ctx, `SELECT run_id FROM tags WHERE name = ?`, name).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("tag %s: %w", name, store.ErrNotFound)
-	}
-	if err != nil {
-		return "", fmt.Errorf("tag %s: %w", name, err)
-	}
-	return id, nil
-}
-
-// Results calls fn with the run's results stored after position after.
-// Rows are read in pages, so a run of any size streams in flat memory and
-// no read transaction stays open while fn works.
-func (s *DB) Results(ctx context.Context, runID string, after int64, fn func(int64, *agenteval.Result) error) error {
-	const page = 256
-	for {
-		rows, err := s.db.QueryContext(ctx, `SELECT seq, data FROM results WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, runID, after, page)
-		if err != nil {
-			return fmt.Errorf("results of run %s: %w", runID, err)
-		}
-		type item struct {
-			seq  int64
-			data []byte
-		}
-		var items []item
-		for rows.Next() {
-			var it item
-			if err := rows.Scan(&it.seq, &it.data); err != nil {
-				rows.Close()
-				return fmt.Errorf("results of run %s: %w", runID, err)
-			}
-			items = append(items, it)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("results of run %s: %w", runID, err)
-		}
-		for _, it := range items {
-			r, err := decodeResult(it.data)
-			if err != nil {
-				return fmt.Errorf("run %s result %d: %w", runID, it.seq, err)
-			}
-			if err := fn(it.seq, r); err != nil {
-				return err
-			}
-			after = it.seq
-		}
-		if len(items) < page {
-			return nil
-		}
-	}
-}

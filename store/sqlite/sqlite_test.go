@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,18 +12,28 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/store"
+	"github.com/agenteval/agenteval/store/sqlstore"
 	"github.com/agenteval/agenteval/store/storetest"
 )
 
 func TestContract(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		// A path that needs escaping in the SQLite URI, in a folder that
-		// does not exist yet.
-		s, err := Open(filepath.Join(t.TempDir(), "sub dir?#", "a.db"), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+	storetest.Run(t, storetest.Backend{
+		Open: func(t *testing.T) store.Store {
+			// A path that needs escaping in the SQLite URI, in a folder that
+			// does not exist yet.
+			s, err := Open(filepath.Join(t.TempDir(), "sub dir?#", "a.db"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		Again: func(t *testing.T, s store.Store) store.Store {
+			again, err := Open(s.(*DB).Path(), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return again
+		},
 	})
 }
 
@@ -60,8 +71,8 @@ func TestFileSchemaAndReopen(t *testing.T) {
 	var v int
 	db.QueryRow("PRAGMA journal_mode").Scan(&mode)
 	db.QueryRow("PRAGMA user_version").Scan(&v)
-	if mode != "wal" || v != SchemaVersion {
-		t.Errorf("journal_mode %s, user_version %d; want wal, %d", mode, v, SchemaVersion)
+	if mode != "wal" || v != sqlstore.SchemaVersion {
+		t.Errorf("journal_mode %s, user_version %d; want wal, %d", mode, v, sqlstore.SchemaVersion)
 	}
 	s, err := Open(path, Options{ReadOnly: true})
 	if err != nil {
@@ -164,5 +175,75 @@ func TestTwoWriters(t *testing.T) {
 	rb, _ := b.Run(ctx, "rb")
 	if ra.Passed != 200 || rb.Failed != 200 {
 		t.Errorf("ra passed %d, rb failed %d; want 200 each", ra.Passed, rb.Failed)
+	}
+}
+
+// The released v1 step, filled in with SQLite's types, is the text that
+// built the stores v1 made: written once for every database, it has not
+// changed for SQLite.
+func TestV1Unchanged(t *testing.T) {
+	want, err := os.ReadFile("testdata/v1.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.NewReplacer("{{int}}", "INTEGER", "{{real}}", "REAL", "{{blob}}", "BLOB", "{{seq}}", Dialect.Types["seq"]).Replace(sqlstore.Migrations[0])
+	if got+"\n" != string(want) {
+		t.Errorf("v1 for SQLite differs from the released step:\n%s", got)
+	}
+	for slot, typ := range map[string]string{"int": "INTEGER", "real": "REAL", "blob": "BLOB"} {
+		if Dialect.Types[slot] != typ {
+			t.Errorf("{{%s}} is %q, want %q", slot, Dialect.Types[slot], typ)
+		}
+	}
+}
+
+// A v1 store (results keyed without their target) is updated to the
+// current schema with its runs and results, which keep their positions;
+// new results come after them, and a matrix's targets no longer replace
+// each other.
+func TestMigrateFromV1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, _ := os.ReadFile("testdata/v1.sql")
+	for _, q := range []string{string(v1), "PRAGMA user_version = 1",
+		`INSERT INTO runs (id, started, updated, status, header, total, passed) VALUES ('old', '2026-01-01T00:00:00.000000000Z', '2026-01-01T00:00:00.000000000Z', 'done', '{"run_id":"old"}', 2, 2)`,
+		`INSERT INTO results (run_id, suite, test_id, verdict, status, score, calls, cached_calls, input_tokens, output_tokens, cost_usd, cost_unknown, duration_ms, data)
+			VALUES ('old', 's', 'a', 'pass', 'ok', 1, 0, 0, 0, 0, 0, 0, 1, '{"test_id":"a","verdict":"pass"}'),
+			('old', 's', 'b', 'pass', 'ok', 1, 0, 0, 0, 0, 0, 0, 1, '{"test_id":"b","verdict":"pass"}')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	r, err := s.Run(ctx, "old")
+	if err != nil || r.Total != 2 || r.Shards != 0 {
+		t.Fatalf("old run after the update: %+v, %v", r, err)
+	}
+	var old []int64
+	s.Results(ctx, "old", 0, func(pos int64, r *agenteval.Result) error { old = append(old, pos); return nil })
+	if len(old) != 2 {
+		t.Fatalf("old results: %v", old)
+	}
+	s.StartRun(ctx, &report.Header{RunID: "new", Started: time.Now()})
+	for _, target := range []string{"a", "b"} {
+		s.AddResult("new", &agenteval.Result{TestID: "t", Suite: "s", Target: target, Verdict: agenteval.VerdictPass})
+	}
+	if err := s.FinishRun(ctx, "new", store.Finish{Status: store.Done}); err != nil {
+		t.Fatal(err)
+	}
+	var pos []int64
+	s.Results(ctx, "new", 0, func(p int64, r *agenteval.Result) error { pos = append(pos, p); return nil })
+	if len(pos) != 2 || pos[0] <= old[1] {
+		t.Errorf("new results at %v, after the old ones at %v; want 2, numbered after", pos, old)
 	}
 }

@@ -1,5 +1,5 @@
 // Package storetest is the contract every store.Store backend passes: call
-// Run from the backend's tests with a function that opens an empty store.
+// Run from the backend's tests with a Backend that opens empty stores.
 //
 // It imports the root package, report, store and the standard library.
 package storetest
@@ -18,11 +18,17 @@ import (
 	"github.com/agenteval/agenteval/store"
 )
 
-// Open opens a new, empty store for one test. The test closes it.
-type Open func(t *testing.T) store.Store
+// Backend opens the stores of the contract tests.
+type Backend struct {
+	// Open opens a new, empty store for one test. The test closes it.
+	Open func(t *testing.T) store.Store
+	// Again opens another handle on the store that Open returned, as
+	// another process would: the shards of one run on several machines.
+	Again func(t *testing.T, s store.Store) store.Store
+}
 
-// Run runs the contract tests against stores made by open.
-func Run(t *testing.T, open Open) {
+// Run runs the contract tests against stores made by b.
+func Run(t *testing.T, b Backend) {
 	for _, tc := range []struct {
 		name string
 		fn   func(*testing.T, store.Store)
@@ -35,13 +41,21 @@ func Run(t *testing.T, open Open) {
 		{"Tags", testTags},
 		{"Errors", testErrors},
 		{"ConcurrentReaders", testConcurrentReaders},
+		{"Matrix", testMatrix},
+		{"Shards", testShards},
+		{"ShardsAgree", testShardsAgree},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := open(t)
+			s := b.Open(t)
 			defer s.Close()
 			tc.fn(t, s)
 		})
 	}
+	t.Run("ConcurrentShards", func(t *testing.T) {
+		s := b.Open(t)
+		defer s.Close()
+		testConcurrentShards(t, s, b.Again(t, s))
+	})
 }
 
 var t0 = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
