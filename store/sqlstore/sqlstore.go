@@ -183,24 +183,20 @@ func syncOp(o op) op {
 }
 
 // StartRun records a run, or reopens one (a resumed run, or another shard
-// of it). A shard's header is stored as the whole run's: without the
-// shard, with the number of shards.
+// of it). A shard's header is stored as the whole run's (store.RunHeader),
+// and a shard joins a stored run only when it is part of it
+// (store.CheckJoin).
 func (s *DB) StartRun(ctx context.Context, h *report.Header) error {
 	if h.RunID == "" {
 		return errors.New("store: the run has no id")
 	}
-	hdr := *h
-	hdr.Record = report.RecordRun
-	o := op{kind: opStart, runID: h.RunID}
+	hdr := store.RunHeader(h)
+	o := op{kind: opStart, runID: h.RunID, shards: hdr.Shards, joining: h}
 	if sh := h.Shard; sh != nil {
 		if sh.Index < 1 || sh.Index > sh.Count {
 			return fmt.Errorf("store: run %s: shard %d of %d", h.RunID, sh.Index, sh.Count)
 		}
-		o.shard, o.shards, o.tests = sh.Index, sh.Count, sh.Tests
-		hdr.Shard, hdr.Shards = nil, sh.Count
-	} else {
-		// A merged run (agenteval merge) names how many shards made it.
-		o.shards = h.Shards
+		o.shard, o.tests = sh.Index, sh.Tests
 	}
 	b, err := json.Marshal(&hdr)
 	if err != nil {

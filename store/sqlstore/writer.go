@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/store"
 )
 
@@ -34,6 +35,7 @@ type op struct {
 	header               []byte
 	started              time.Time
 	shard, shards, tests int // a shard's start
+	joining              *report.Header
 	row                  *resultRow
 	finish               store.Finish
 	tag                  string
@@ -385,19 +387,26 @@ func (w *txWriter) exec(q string, args ...any) (sql.Result, error) {
 
 func (w *txWriter) startRun(o op) error {
 	var have int64
-	err := w.tx.QueryRowContext(w.ctx, w.s.d.rebind(`SELECT shards FROM runs WHERE id = ?`), o.runID).Scan(&have)
+	var header string
+	err := w.tx.QueryRowContext(w.ctx, w.s.d.rebind(`SELECT shards, header FROM runs WHERE id = ?`), o.runID).Scan(&have, &header)
 	exists := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("start run %s: %w", o.runID, err)
 	}
-	if exists && int(have) != o.shards {
-		switch {
-		case have == 0:
-			return fmt.Errorf("start run %s: the store holds it as a whole run, not split into shards; give this run another --run-id", o.runID)
-		case o.shards == 0:
-			return fmt.Errorf("start run %s: the store holds it split into %d shards; run it with --shard i/%d, or give it another --run-id", o.runID, have, have)
+	if exists && o.shard > 0 {
+		var stored report.Header
+		if err := json.Unmarshal([]byte(header), &stored); err != nil {
+			return fmt.Errorf("start run %s: stored header: %w", o.runID, err)
 		}
-		return fmt.Errorf("start run %s: the store holds it split into %d shards, this shard says %d; every shard of a run needs the same n in --shard i/n", o.runID, have, o.shards)
+		if err := store.CheckJoin(&stored, o.joining); err != nil {
+			return err
+		}
+	}
+	if exists && o.shard == 0 && int(have) != o.shards {
+		if have == 0 {
+			return fmt.Errorf("start run %s: the store holds it as a whole run, not split into shards; give this run another --run-id", o.runID)
+		}
+		return fmt.Errorf("start run %s: the store holds it split into %d shards; run it with --shard i/%d, or give it another --run-id", o.runID, have, have)
 	}
 	_, err = w.exec(`INSERT INTO runs (id, started, updated, status, header, shards) VALUES (?, ?, ?, 'running', ?, ?)
 		ON CONFLICT (id) DO UPDATE SET status = 'running', updated = excluded.updated, finished = NULL`,
@@ -475,31 +484,33 @@ func (w *txWriter) finishRun(o op) error {
 	return nil
 }
 
-// shardsEnd is where a sharded run stands after one of its shards ended:
-// running while a shard runs or has not started, else the worst end of its
-// shards; and its duration so far, the longest shard's.
+// shardsEnd is where a sharded run stands after one of its shards ended
+// (store.ShardStatus), and its duration so far: the longest shard's.
 func (w *txWriter) shardsEnd(runID string) (string, float64, error) {
-	var n, started, running, failed, interrupted int64
-	var duration float64
-	err := w.tx.QueryRowContext(w.ctx, w.s.d.rebind(`SELECT runs.shards, count(run_shards.shard),
-		coalesce(sum(CASE WHEN run_shards.status = 'running' THEN 1 ELSE 0 END), 0),
-		coalesce(sum(CASE WHEN run_shards.status = 'failed' THEN 1 ELSE 0 END), 0),
-		coalesce(sum(CASE WHEN run_shards.status = 'interrupted' THEN 1 ELSE 0 END), 0),
-		coalesce(max(run_shards.duration_ms), 0)
-		FROM runs LEFT JOIN run_shards ON run_shards.run_id = runs.id WHERE runs.id = ? GROUP BY runs.shards`), runID).
-		Scan(&n, &started, &running, &failed, &interrupted, &duration)
+	var n int
+	if err := w.tx.QueryRowContext(w.ctx, w.s.d.rebind(`SELECT shards FROM runs WHERE id = ?`), runID).Scan(&n); err != nil {
+		return "", 0, fmt.Errorf("finish run %s: %w", runID, err)
+	}
+	rows, err := w.tx.QueryContext(w.ctx, w.s.d.rebind(`SELECT status, duration_ms FROM run_shards WHERE run_id = ?`), runID)
 	if err != nil {
 		return "", 0, fmt.Errorf("finish run %s: %w", runID, err)
 	}
-	switch {
-	case running > 0 || started < n:
-		return string(store.Running), duration, nil
-	case failed > 0:
-		return string(store.Failed), duration, nil
-	case interrupted > 0:
-		return string(store.Interrupted), duration, nil
+	defer rows.Close()
+	var statuses []store.Status
+	var longest float64
+	for rows.Next() {
+		var st string
+		var ms float64
+		if err := rows.Scan(&st, &ms); err != nil {
+			return "", 0, fmt.Errorf("finish run %s: %w", runID, err)
+		}
+		statuses = append(statuses, store.Status(st))
+		longest = max(longest, ms)
 	}
-	return string(store.Done), duration, nil
+	if err := rows.Err(); err != nil {
+		return "", 0, fmt.Errorf("finish run %s: %w", runID, err)
+	}
+	return string(store.ShardStatus(n, statuses)), longest, nil
 }
 
 func (w *txWriter) tagRun(o op) error {

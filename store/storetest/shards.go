@@ -102,20 +102,24 @@ func testShards(t *testing.T, s store.Store) {
 func testShardsAgree(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	mustStart(t, s, shardHeader("5b0000000001", 1, 4, 10))
+	// A job of a matrix of models that shares the pipeline's run id.
+	otherModel := shardHeader("5b0000000001", 2, 4, 10)
+	otherModel.Target = "openai:other"
 	for _, tc := range []struct {
 		h    *report.Header
 		want string
 	}{
-		{shardHeader("5b0000000001", 2, 3, 10), "split into 4 shards, this shard says 3"},
+		{shardHeader("5b0000000001", 2, 3, 10), "is not part of it: it has 4 shards, this is shard 2/3"},
 		{header("5b0000000001", 0), "split into 4 shards; run it with --shard i/4"},
 		{shardHeader("5b0000000001", 5, 4, 10), "shard 5 of 4"},
+		{otherModel, `their targets are "replay" and "openai:other"`},
 	} {
 		if err := s.StartRun(ctx, tc.h); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("StartRun(%+v) = %v; want %q", tc.h.Shard, err, tc.want)
 		}
 	}
 	mustStart(t, s, header("5c0000000001", 0))
-	if err := s.StartRun(ctx, shardHeader("5c0000000001", 1, 2, 1)); err == nil || !strings.Contains(err.Error(), "as a whole run") {
+	if err := s.StartRun(ctx, shardHeader("5c0000000001", 1, 2, 1)); err == nil || !strings.Contains(err.Error(), "it is not split into shards, this is shard 1/2") {
 		t.Errorf("a whole run reopened as a shard: %v", err)
 	}
 	merged := header("5b0000000001", 0)
