@@ -140,7 +140,8 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "agenteval-pg-")
+	removeAbandoned()
+	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +177,28 @@ func Start() (*Server, error) {
 		last = err
 	}
 	return fail(last)
+}
+
+const dirPrefix = "agenteval-pg-"
+
+// removeAbandoned removes the folders of servers whose test process was
+// killed (the server died with it, by Pdeathsig, but its folder stays):
+// those a minute old whose server is not running.
+func removeAbandoned() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+	for _, d := range dirs {
+		st, err := os.Stat(d)
+		if err != nil || time.Since(st.ModTime()) < time.Minute {
+			continue
+		}
+		if pid, err := os.ReadFile(filepath.Join(d, "data", "postmaster.pid")); err == nil {
+			first, _, _ := strings.Cut(string(pid), "\n")
+			if n, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && syscall.Kill(n, 0) == nil {
+				continue // its server runs
+			}
+		}
+		os.RemoveAll(d)
+	}
 }
 
 // runAs is the user to run the server as: none (this one), unless this
