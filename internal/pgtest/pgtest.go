@@ -193,7 +193,7 @@ func removeAbandoned() {
 		}
 		if pid, err := os.ReadFile(filepath.Join(d, "data", "postmaster.pid")); err == nil {
 			first, _, _ := strings.Cut(string(pid), "\n")
-			if n, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && syscall.Kill(n, 0) == nil {
+			if n, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && !errors.Is(syscall.Kill(n, 0), syscall.ESRCH) {
 				continue // its server runs
 			}
 		}
