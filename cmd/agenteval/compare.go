@@ -60,7 +60,7 @@ func runCompare(cmd *cobra.Command, e *env, args []string, f *compareFlags) erro
 		return usageErr("--min-delta %v is outside [0, 1]", f.minDelta)
 	}
 	ctx := cmd.Context()
-	h := &history{readOnly: true}
+	h := newHistory(e, true)
 	defer h.close()
 	base, err := h.resolve(ctx, args[0])
 	if err != nil {

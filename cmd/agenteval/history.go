@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,37 +9,41 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/compare"
-	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/store"
-	"github.com/agenteval/agenteval/store/sqlite"
 )
 
 // runRefHelp says what a RUN argument may be.
 const runRefHelp = `A RUN is a run id or a prefix of one, last (the newest run), last~N (N
 runs before it), a tag (agenteval tag), or a results JSONL file.`
 
-// history is the project's store, opened when a command first needs it.
+// history is the project's store (see chooseStore), opened when a command
+// first needs it.
 type history struct {
+	e        *env
 	readOnly bool
-	db       *sqlite.DB
+	db       store.Store
 	err      error
 	opened   bool
 }
 
+// newHistory is the store of a command that reads runs (readOnly), or
+// tags them.
+func newHistory(e *env, readOnly bool) *history { return &history{e: e, readOnly: readOnly} }
+
 // open opens the store: read-only for commands that only read. A store
 // that does not exist yet is an error that says how runs get there.
-func (h *history) open() (*sqlite.DB, error) {
+func (h *history) open() (store.Store, error) {
 	if h.opened {
 		return h.db, h.err
 	}
 	h.opened = true
-	path := project.StorePath(project.Here())
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		h.err = fmt.Errorf("no runs are stored in %s yet: agenteval run records every run there (or give a results JSONL file)", path)
-		return nil, h.err
+	w, err := chooseStore(h.e.storeFlag)
+	if err != nil {
+		h.err = err
+		return nil, err
 	}
-	h.db, h.err = sqlite.Open(path, sqlite.Options{ReadOnly: h.readOnly})
+	h.db, h.err = w.open(h.readOnly)
 	return h.db, h.err
 }
 

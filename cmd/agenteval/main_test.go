@@ -17,11 +17,13 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval/internal/fakellm"
+	"github.com/agenteval/agenteval/internal/pgtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	// The PostgreSQL tests share one server, stopped when the tests end.
+	testscript.Main(pgtest.Main(m), map[string]func(){
 		"agenteval":  func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		"otlp-agent": func() { os.Exit(otlpAgentMain()) },
 	})

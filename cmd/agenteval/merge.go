@@ -139,7 +139,9 @@ func runMerge(ctx context.Context, e *env, paths []string, f *mergeFlags) error 
 	}
 	var rec *recording
 	if !f.noStore {
-		rec = startRecording(e, false)
+		if rec, err = startRecording(e, false); err != nil {
+			return err
+		}
 		if rec.holds(ctx, m.Header.RunID, m.Count) {
 			rec.close()
 			rec = nil

@@ -15,7 +15,6 @@ import (
 	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/store"
-	"github.com/agenteval/agenteval/store/sqlite"
 )
 
 // newHeader starts the header of a run: its id, version, time and commit.
@@ -151,15 +150,6 @@ func readResumed(path string) (*resumed, error) {
 	return r, nil
 }
 
-// openStore opens the project's run store for writing, or says why not.
-func openStore() (*sqlite.DB, error) {
-	root := project.Here()
-	if err := project.EnsureStateDir(root); err != nil {
-		return nil, err
-	}
-	return sqlite.Open(project.StorePath(root), sqlite.Options{})
-}
-
 // softWriter keeps a failing writer (the store) from failing the run: the
 // first error is reported once, and the writer is dropped. The results
 // files are the record; the store is an index over them.
@@ -214,25 +204,31 @@ func storeWarning(e *env, path string) func(error) {
 
 // recording is a run's store, when it has one.
 type recording struct {
-	db  *sqlite.DB
+	db  store.Store
 	rec *store.Recorder
 	w   *softWriter
 }
 
-// startRecording opens the store for a run. With the store off, or when it
-// cannot be opened (with a warning), it returns nil, and every method of a
-// nil recording does nothing.
-func startRecording(e *env, off bool) *recording {
+// startRecording opens the store for a run. With the store off, or when
+// the project's own store cannot be opened (with a warning), it returns
+// nil, and every method of a nil recording does nothing. A store that was
+// named (--store, AGENTEVAL_STORE, store: in agenteval.yaml) and cannot be
+// opened is an error: a team that shares a store wants every run in it,
+// and says --no-store when it does not.
+func startRecording(e *env, off bool) (*recording, error) {
 	if off {
-		return nil
+		return nil, nil
 	}
-	db, err := openStore()
+	db, w, err := e.openStore()
 	if err != nil {
-		storeWarning(e, project.StorePath(project.Here()))(err)
-		return nil
+		if w.from != "" {
+			return nil, usageErr("the run store %s (from %s) cannot be opened: %v\n(--no-store runs without it)", w.name(), w.from, err)
+		}
+		storeWarning(e, w.name())(err)
+		return nil, nil
 	}
 	rec := &store.Recorder{Store: db}
-	return &recording{db: db, rec: rec, w: &softWriter{w: rec, warn: storeWarning(e, db.Path())}}
+	return &recording{db: db, rec: rec, w: &softWriter{w: rec, warn: storeWarning(e, w.name())}}, nil
 }
 
 // writer is what the run writes to, or nil.

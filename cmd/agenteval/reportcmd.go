@@ -80,7 +80,7 @@ func runReport(ctx context.Context, e *env, args []string, f *reportFlags) error
 	if err != nil {
 		return err
 	}
-	h := &history{readOnly: true}
+	h := newHistory(e, true)
 	defer h.close()
 	var srcs []*source
 	for _, a := range args {

@@ -98,6 +98,8 @@ type env struct {
 	// maxRow and maxFile are --max-row-size and --max-file-size; 0 means
 	// the defaults.
 	maxRow, maxFile int64
+	// storeFlag is --store: where runs are recorded (see chooseStore).
+	storeFlag string
 }
 
 func isTerminal(w io.Writer) bool {
@@ -164,6 +166,7 @@ Shell completion: agenteval completion bash|zsh|fish|powershell --help.`,
 	root.PersistentFlags().Var(bytesize.Value{N: &e.maxRow}, "max-row-size", "largest dataset row read (default 32MB); a longer row is an error for that row")
 	root.PersistentFlags().Var(bytesize.Value{N: &e.maxFile}, "max-file-size", "largest eval file read (default 64MB)")
 	var envFile string
+	root.PersistentFlags().StringVar(&e.storeFlag, "store", "", "where runs are recorded and read: a postgres:// URL (shared by machines) or a SQLite file (default $AGENTEVAL_STORE, else store: in agenteval.yaml, else .agenteval/agenteval.db)")
 	root.PersistentFlags().StringVar(&envFile, "env-file", "", "read environment variables from this file (default: .env in the project root, if there is one); real ones win")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if e.noExec {

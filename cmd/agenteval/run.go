@@ -297,6 +297,11 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	rec, err := startRecording(e, f.noStore)
+	if err != nil {
+		return err
+	}
+	defer rec.close()
 	var writers report.Multi
 	// started get the header: all but a resumed file, which has its own
 	// (or, written before headers, must not get one in the middle).
@@ -358,8 +363,6 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		w := newWriter(format, e.stdout, nil, e.color && format == "table")
 		writers, started = append(writers, w), append(started, w)
 	}
-	rec := startRecording(e, f.noStore)
-	defer rec.close()
 	if w := rec.writer(); w != nil {
 		writers, started = append(writers, w), append(started, w)
 	}

@@ -29,7 +29,7 @@ id, when, suites, target, passed/failed/errors, tokens, cost and duration.
 			if format != "table" && format != "json" {
 				return usageErr("unknown --format %q; use table or json", format)
 			}
-			h := &history{readOnly: true}
+			h := newHistory(e, true)
 			defer h.close()
 			db, err := h.open()
 			if err != nil {
@@ -137,7 +137,7 @@ verdict and the graders' reasons and evidence.
 			if format != "text" && format != "json" {
 				return usageErr("unknown --format %q; use text or json", format)
 			}
-			h := &history{readOnly: true}
+			h := newHistory(e, true)
 			defer h.close()
 			src, err := h.resolve(cmd.Context(), args[0])
 			if err != nil {
@@ -242,7 +242,7 @@ the newest run with it. A name names one run; tagging another run moves it.
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h := &history{}
+			h := newHistory(e, false)
 			defer h.close()
 			db, err := h.open()
 			if err != nil {

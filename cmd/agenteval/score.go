@@ -251,7 +251,10 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	}
 	th := f.threshold
 	hdr.Threshold = &th
-	rec := startRecording(e, f.noStore)
+	rec, err := startRecording(e, f.noStore)
+	if err != nil {
+		return err
+	}
 	defer rec.close()
 	if w := rec.writer(); w != nil {
 		writers = append(writers, w)

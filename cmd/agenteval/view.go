@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"syscall"
 	"time"
 
-	"github.com/agenteval/agenteval/project"
-	"github.com/agenteval/agenteval/store/sqlite"
+	"github.com/agenteval/agenteval/store"
 	"github.com/agenteval/agenteval/view"
 	"github.com/spf13/cobra"
 )
@@ -42,19 +40,19 @@ func runView(ctx context.Context, e *env, host string, port int) error {
 	if port < 0 || port > 65535 {
 		return usageErr("--port %d is not a port number", port)
 	}
-	path := project.StorePath(project.Here())
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		// An empty store, so the viewer can wait for the first run.
-		if err := project.EnsureStateDir(project.Here()); err != nil {
-			return usageErr("%v", err)
-		}
-		db, err := sqlite.Open(path, sqlite.Options{})
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		db.Close()
+	w, err := chooseStore(e.storeFlag)
+	if err != nil {
+		return usageErr("%v", err)
 	}
-	db, err := sqlite.Open(path, sqlite.Options{ReadOnly: true})
+	path := w.name()
+	db, err := w.open(true)
+	if err != nil && (errors.Is(err, store.ErrNotFound) || !w.postgres()) {
+		// An empty store, so the viewer can wait for the first run.
+		if rw, werr := w.open(false); werr == nil {
+			rw.Close()
+			db, err = w.open(true)
+		}
+	}
 	if err != nil {
 		return usageErr("%v", err)
 	}
