@@ -11,10 +11,12 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/agent"
 	"github.com/agenteval/agenteval/internal/fakellm"
+	"github.com/agenteval/agenteval/internal/pgtest"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/store"
+	"github.com/agenteval/agenteval/store/postgres"
 	"github.com/agenteval/agenteval/store/sqlite"
 )
 
@@ -27,11 +29,34 @@ import (
 // Recording a run must cost the runner nothing measurable.
 func BenchmarkConversationsStore(b *testing.B) {
 	for _, latency := range []time.Duration{50 * time.Millisecond, 0} {
-		b.Run(fmt.Sprintf("latency=%s", latency), func(b *testing.B) { benchStore(b, latency) })
+		b.Run(fmt.Sprintf("latency=%s", latency), func(b *testing.B) {
+			db, err := sqlite.Open(filepath.Join(b.TempDir(), "agenteval.db"), sqlite.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			benchStore(b, latency, db)
+		})
 	}
 }
 
-func benchStore(b *testing.B, latency time.Duration) {
+// BenchmarkConversationsPostgres is BenchmarkConversationsStore with the
+// store in a PostgreSQL server on loopback, as a team's shared store.
+func BenchmarkConversationsPostgres(b *testing.B) {
+	srv := pgtest.New(b)
+	for _, latency := range []time.Duration{50 * time.Millisecond, 0} {
+		b.Run(fmt.Sprintf("latency=%s", latency), func(b *testing.B) {
+			db, err := postgres.Open(srv.NewDatabase(b), postgres.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			benchStore(b, latency, db)
+		})
+	}
+}
+
+func benchStore(b *testing.B, latency time.Duration, db store.Store) {
 	srv, err := fakellm.Start(fakellm.Options{Latency: latency})
 	if err != nil {
 		b.Fatal(err)
@@ -44,11 +69,6 @@ func benchStore(b *testing.B, latency time.Duration) {
 	s := loadSuiteN(b, 200)
 	agent := &agent.ToolLoop{Model: m}
 	j := &judge.Judge{Model: m, Name: "openai:gpt-4o-mini"}
-	db, err := sqlite.Open(filepath.Join(b.TempDir(), "agenteval.db"), sqlite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
 	var wall, cpu [2]time.Duration
 	runs := 0
 	for b.Loop() {

@@ -91,13 +91,33 @@ func Shared(t testing.TB) *Server {
 		shared, sharedErr = Start()
 	}
 	if sharedErr != nil {
-		var missing *missingError
-		if errors.As(sharedErr, &missing) && !inCI() {
-			t.Skipf("skipping the PostgreSQL test: %v", sharedErr)
-		}
-		t.Fatalf("start PostgreSQL: %v", sharedErr)
+		skipOrFail(t, sharedErr)
 	}
 	return shared
+}
+
+// skipOrFail ends a test whose server did not start: skipped where
+// PostgreSQL is not installed, failed in CI or for any other reason.
+func skipOrFail(t testing.TB, err error) {
+	t.Helper()
+	var missing *missingError
+	if errors.As(err, &missing) && !inCI() {
+		t.Skipf("skipping the PostgreSQL test: %v", err)
+	}
+	t.Fatalf("start PostgreSQL: %v", err)
+}
+
+// New starts a server of the test's own, stopped when the test ends: for
+// packages without a TestMain to stop a shared one. It skips the test when
+// PostgreSQL is missing (fails in CI).
+func New(t testing.TB) *Server {
+	t.Helper()
+	s, err := Start()
+	if err != nil {
+		skipOrFail(t, err)
+	}
+	t.Cleanup(s.Close)
+	return s
 }
 
 // Stop stops the shared server, if it was started.
