@@ -72,9 +72,14 @@ func writeRuns(e *env, runs []store.Run) error {
 				cost = fmt.Sprintf("$%.4f", *j.Cost)
 			}
 		}
+		status := j.Status
+		if j.Shards > 1 && status == string(store.Running) {
+			// A sharded run waits for its last shard: say how far it is.
+			status = fmt.Sprintf("running (%d/%d shards done)", j.ShardsDone, j.Shards)
+		}
 		rows = append(rows, []string{j.ID, j.Started.Local().Format("2006-01-02 15:04"), clipText(j.Suites, 28), clipText(j.Target, 24),
 			fmt.Sprint(j.Passed), fmt.Sprint(j.Failed), fmt.Sprint(j.Errored), humanCount(j.Tokens), cost,
-			time.Duration(j.DurationMS * float64(time.Millisecond)).Round(time.Millisecond).String(), j.Status, strings.Join(j.Tags, ",")})
+			time.Duration(j.DurationMS * float64(time.Millisecond)).Round(time.Millisecond).String(), status, strings.Join(j.Tags, ",")})
 	}
 	writeColumns(bw, rows, map[int]bool{4: true, 5: true, 6: true, 7: true, 8: true, 9: true})
 	return bw.Flush()
