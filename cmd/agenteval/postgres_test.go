@@ -3,14 +3,12 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,17 +47,7 @@ func TestPostgresStore(t *testing.T) {
 
 	// Two shards at once, into one run of an empty database (both create
 	// the schema, one waits for the other).
-	var wg sync.WaitGroup
-	shards := make([]cliRun, 2)
-	for i := range shards {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			shards[i] = runCLI(t, bin, dir, env, append(common, "--shard", fmt.Sprintf("%d/2", i+1), "--run-id", "pg-1",
-				"-o", fmt.Sprintf("pg%d.jsonl", i+1))...)
-		}()
-	}
-	wg.Wait()
+	shards := runShards(t, bin, dir, env, common, 2, "pg-1", "pg")
 	for i, s := range shards {
 		outputs = append(outputs, s.stdout, s.stderr)
 		if s.code != exitExecution && s.code != exitFailed && s.code != exitOK {

@@ -69,6 +69,24 @@ func agentevalBin(t testing.TB) string {
 	return p
 }
 
+// runShards runs the n shards of a run at once, as n processes: shard i
+// writes PREFIXi.jsonl.
+func runShards(t testing.TB, bin, dir string, env, args []string, n int, runID, prefix string) []cliRun {
+	t.Helper()
+	var wg sync.WaitGroup
+	out := make([]cliRun, n)
+	for i := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = runCLI(t, bin, dir, env, append(args[:len(args):len(args)], "--shard", fmt.Sprintf("%d/%d", i+1, n), "--run-id", runID,
+				"-o", fmt.Sprintf("%s%d.jsonl", prefix, i+1))...)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
 type cliRun struct {
 	code           int
 	stdout, stderr string
@@ -208,17 +226,7 @@ func TestShardsMatchOneRun(t *testing.T) {
 		t.Fatalf("one run exited %d, want 3 (conversation 13 cannot run)\n%s", one.code, one.stderr)
 	}
 
-	var wg sync.WaitGroup
-	shards := make([]cliRun, 4)
-	for i := range shards {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			shards[i] = runCLI(t, bin, dir, env, append(common, "--shard", fmt.Sprintf("%d/4", i+1), "--run-id", "ci-123",
-				"-o", fmt.Sprintf("shard%d.jsonl", i+1))...)
-		}()
-	}
-	wg.Wait()
+	shards := runShards(t, bin, dir, env, common, 4, "ci-123", "shard")
 	counts := make([]int, 4)
 	for i, s := range shards {
 		if s.code != exitOK && s.code != exitFailed && s.code != exitExecution {
