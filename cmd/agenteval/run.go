@@ -72,9 +72,15 @@ the tests already in FILE (and refuses a file written for other suites or
 another target, unless --force).
 
 Results files open with a run header (run id, suites and their hashes,
-target, judge, commit). Every run is also recorded in the project's store,
-.agenteval/agenteval.db in the folder of agenteval.yaml, else the git root,
-else the working directory: see agenteval runs, show, compare and view.`,
+target, judge, commit). Every run is also recorded in the project's store:
+see agenteval runs, show, compare and view.
+
+--shard i/n runs the i-th of n parts of the tests (a stable hash of each
+suite's path and test id; tests linked by depends_on stay together), so n
+CI jobs or machines run a suite together under one --run-id (by default the
+CI pipeline's); agenteval merge puts their results files together.
+
+` + storeHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("run needs at least one eval file\nUsage: agenteval run SUITE... [--target NAME|provider:model]")

@@ -19,9 +19,11 @@ func newRunsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List the runs recorded in the project's store, newest first",
-		Long: `List the runs recorded in the project's store (.agenteval/agenteval.db in the
-folder of agenteval.yaml, else the git root, else the working directory):
-id, when, suites, target, passed/failed/errors, tokens, cost and duration.
+		Long: `List the runs recorded in the project's store: id, when, suites, target,
+passed/failed/errors, tokens, cost, duration and status (a sharded run
+says how many of its shards are done).
+
+` + storeHelp + `
 
 ` + runRefHelp,
 		Args: cobra.NoArgs,
