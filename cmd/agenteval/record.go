@@ -240,12 +240,18 @@ func (r *recording) writer() report.Writer {
 }
 
 // needsBackfill reports whether the store lacks results of a resumed run
-// (it was started with --no-store, or the store is new).
-func (r *recording) needsBackfill(ctx context.Context, runID string, n int) bool {
+// (it was started with --no-store, or the store is new). A resumed shard's
+// results are always stored again: the run's total counts the other
+// shards' too, so it cannot tell, and storing a result twice keeps it
+// once.
+func (r *recording) needsBackfill(ctx context.Context, h *report.Header, n int) bool {
 	if r == nil || r.w.failed || n == 0 {
 		return false
 	}
-	run, err := r.db.Run(ctx, runID)
+	if h.Shard != nil {
+		return true
+	}
+	run, err := r.db.Run(ctx, h.RunID)
 	return err != nil || run.Total < n
 }
 

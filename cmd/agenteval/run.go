@@ -386,7 +386,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	if done != nil && done.n > 0 {
 		// The whole run is summed, reported and recorded, not only this
 		// session's part of it.
-		if err := resumeArchives(ctx, f.resume, done.n, hdr.RunID, &sum, &c, archives, rec); err != nil {
+		if err := resumeArchives(ctx, f.resume, done.n, hdr, &sum, &c, archives, rec); err != nil {
 			return usageErr("--resume: %v", err)
 		}
 	}
@@ -519,8 +519,9 @@ func (f *runFlags) header(suites []*suite.Suite, configs map[*suite.Suite]*proje
 // resumeArchives gives the results a resumed file already holds to the
 // summary and the totals line, to the writers of the whole run (HTML,
 // JUnit), and to the store when it lacks them.
-func resumeArchives(ctx context.Context, path string, n int, runID string, sum *report.Summary, c *counters, archives report.Multi, rec *recording) error {
-	toStore := rec.needsBackfill(ctx, runID, n)
+func resumeArchives(ctx context.Context, path string, n int, hdr *report.Header, sum *report.Summary, c *counters, archives report.Multi, rec *recording) error {
+	runID := hdr.RunID
+	toStore := rec.needsBackfill(ctx, hdr, n)
 	_, err := report.ReadResults(path, func(r *agenteval.Result) error {
 		sum.Add(r)
 		c.add(r)
