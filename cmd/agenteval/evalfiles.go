@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -119,4 +120,61 @@ func noMatch(filter string, suites []*suite.Suite) string {
 		msg += "; the closest ids are " + strings.Join(near, ", ")
 	}
 	return msg + " (the filter is a glob over test ids, such as 'book-*')"
+}
+
+// notRecorded says, for score's dataset argument, when the file is an eval
+// file of tests rather than recorded conversations, and which command
+// takes it; nil when it may be a dataset (or cannot be read, which the
+// reader reports). Only the file's first MiB is read.
+func notRecorded(path string) error {
+	if path == "-" {
+		return nil
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	switch ext {
+	case ".yaml", ".yml":
+		if filepath.Base(path) == "agenteval.yaml" {
+			return usageErr("%s is the project file (settings for agenteval run), not recorded conversations; score reads a JSONL, JSON or trace file of conversations", path)
+		}
+		if isEvalFile(path) {
+			return usageErr("%s is an eval file (tests to run against an agent), not recorded conversations: run it with agenteval run %s", path, path)
+		}
+		return usageErr("%s is YAML, and score reads recorded conversations from JSONL, JSON or a trace file; an eval file of tests goes to agenteval run", path)
+	case ".json", ".jsonl":
+	default:
+		return nil
+	}
+	head := fileHead(path)
+	if ext == ".jsonl" && suite.SniffJSONL(head) == suite.JSONLTests {
+		return usageErr("%s holds AgentV tests (input, criteria, assertions), not recorded conversations: run it with agenteval run %s", path, path)
+	}
+	if ext == ".json" && suite.InspectSchema(head) != "" {
+		return usageErr("%s is agent_inspect test data (%s), not recorded conversations: run it with agenteval run %s", path, suite.InspectSchema(head), path)
+	}
+	return nil
+}
+
+// recorded says whether run's argument is a file of recorded
+// conversations (for score) rather than tests, from its first MiB.
+func recorded(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl":
+		head := fileHead(path)
+		return len(head) > 0 && suite.SniffJSONL(head) == suite.JSONLSamples
+	case ".json":
+		return suite.RecordedJSON(fileHead(path))
+	}
+	return false
+}
+
+// fileHead is the first MiB of a file; nil when it cannot be read.
+func fileHead(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, 1<<20)
+	n, _ := io.ReadFull(f, head)
+	return head[:n]
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -180,11 +179,9 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	gc := debug.SetGCPercent(20)
 	configs := map[*suite.Suite]*project.Config{}
 	for _, p := range paths {
-		if strings.EqualFold(filepath.Ext(p), ".jsonl") {
-			if b, err := os.ReadFile(p); err == nil && suite.SniffJSONL(b) == suite.JSONLSamples {
-				loadErrs = append(loadErrs, fmt.Sprintf("%s holds recorded conversations (Ragas samples or OpenAI messages), not tests: score them with agenteval score %s --metric NAME", p, p))
-				continue
-			}
+		if recorded(p) {
+			loadErrs = append(loadErrs, fmt.Sprintf("%s holds recorded conversations (Ragas samples or OpenAI messages), not tests: score them with agenteval score %s --metric NAME", p, p))
+			continue
 		}
 		cfg, err := loadProject(p, f.config)
 		if err != nil {
