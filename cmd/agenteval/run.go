@@ -41,13 +41,17 @@ type runFlags struct {
 	junit     string
 	resume    string
 	force     bool
-	html      string
-	noStore   bool
-	runID     string
-	format    string
-	quiet     bool
-	otlp      otlpFlags
-	otel      otelFlags
+	// rerunFailed and retryErrors name an earlier results file whose
+	// failed (or errored) tests run again.
+	rerunFailed string
+	retryErrors string
+	html        string
+	noStore     bool
+	runID       string
+	format      string
+	quiet       bool
+	otlp        otlpFlags
+	otel        otelFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -67,7 +71,11 @@ finishes: to -o FILE, or to stdout when it is redirected. On a terminal you
 see live progress and a summary table. Ctrl-C keeps the finished results,
 prints the summary and exits 130; --resume FILE continues a run, skipping
 the tests already in FILE (and refuses a file written for other suites or
-another target, unless --force).
+another target, unless --force). --rerun-failed FILE runs again only the
+tests that failed or errored in FILE, and --retry-errors FILE those that
+ended in an execution error (or are missing from it); either writes a whole
+new run, the other results of FILE carried over, so its summary, exit code
+and JUnit cover every test.
 
 Results files open with a run header (run id, suites and their hashes,
 target, judge, commit). Every run is also recorded in the project's store,
@@ -101,6 +109,8 @@ quoted glob such as 'evals/*.eval.yaml' is expanded the same way.`
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
 	fl.StringVar(&f.resume, "resume", "", "continue the run recorded in this results file: skip its tests, append the rest")
 	fl.BoolVar(&f.force, "force", false, "with --resume: continue even though the file was written for other suites or another target")
+	fl.StringVar(&f.rerunFailed, "rerun-failed", "", "run again the tests that failed or errored in this results file; its other results are carried into this run's")
+	fl.StringVar(&f.retryErrors, "retry-errors", "", "run again the tests that ended in an execution error in this results file, or are missing from it; the rest are carried over")
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML report to this file")
 	fl.BoolVar(&f.noStore, "no-store", false, "do not record the run in the project's store (.agenteval/agenteval.db)")
 	fl.StringVar(&f.runID, "run-id", "", "id of the run (default: 12 random hex digits), e.g. a CI build number")
@@ -229,6 +239,17 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	// Results: -o writes a file afresh; --resume appends to its file.
 	out := f.output
 	var done *resumed
+	rerunFlag, rerunPath, err := f.rerunSource()
+	if err != nil {
+		return err
+	}
+	if rerunFlag != "" {
+		// The file is read whole before -o, which may name it, is
+		// started afresh.
+		if done, err = f.startRerun(e, rerunFlag, rerunPath, hdr); err != nil {
+			return err
+		}
+	}
 	if f.resume != "" {
 		if out != "" && out != f.resume {
 			return usageErr("--resume %s and -o %s differ; a resumed run appends to the file it resumes", f.resume, out)
@@ -275,7 +296,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		// -o starts the file afresh; only --resume adds to one, so a new
 		// run is never mixed into an old one's results.
 		mode := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-		if done != nil {
+		if f.resume != "" {
 			mode = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 		}
 		fh, err := os.OpenFile(out, mode, 0o644)
@@ -285,7 +306,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		files = append(files, fh)
 		w := report.NewJSONL(fh)
 		writers = append(writers, w)
-		if done == nil || (done.n == 0 && done.header == nil) {
+		if f.resume == "" || (done.n == 0 && done.header == nil) {
 			started = append(started, w)
 		}
 	}
@@ -336,7 +357,17 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	var sum report.Summary
 	var sumMu sync.Mutex
 	var c counters
-	if done != nil && done.n > 0 {
+	if done != nil && done.kept != nil {
+		// The results carried over from the earlier run are part of this
+		// one: every writer gets them.
+		if err := done.carryOver(func(r *agenteval.Result) error {
+			c.add(r)
+			sum.Add(r)
+			return writers.Write(r)
+		}); err != nil {
+			return usageErr("%s: %v", rerunFlag, err)
+		}
+	} else if done != nil && done.n > 0 {
 		// The whole run is summed, reported and recorded, not only this
 		// session's part of it.
 		if err := resumeArchives(ctx, f.resume, done.n, hdr.RunID, &sum, &c, archives, rec); err != nil {
@@ -350,13 +381,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			return usageErr("%v", err)
 		}
 		plans[s] = f.targetRuns(s)
-		for _, tr := range plans[s] {
-			for _, t := range ts {
-				if tr.selects(t) {
-					c.total++
-				}
-			}
-		}
+		c.total += plannedTotal(s, plans[s], ts, done)
 	}
 	if c.total == 0 && f.filter != "" {
 		return usageErr("%s", noMatch(f.filter, suites))
@@ -399,10 +424,16 @@ runs:
 				}
 				continue
 			}
-			if done != nil {
-				opt.Done = done.done[suiteName(s)]
-			}
 			opt.Select = tr.selects
+			if done != nil {
+				opt.Done = done.doneFor(suiteName(s), opt.Target)
+				if done.again != nil {
+					name := opt.Target
+					opt.Select = func(t *agenteval.Test) bool {
+						return tr.selects(t) && done.runsAgain(suiteName(s), name, t.ID)
+					}
+				}
+			}
 			if err := run.RunSuite(ctx, s, opt, emit); err != nil {
 				runErr = err
 				break runs
