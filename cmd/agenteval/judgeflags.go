@@ -31,6 +31,9 @@ type judgeFlags struct {
 	maxRetries   int
 	rpm          float64
 	prices       string
+	// dryURL, set by run --dry-run, is the fake model every model
+	// opened stands for.
+	dryURL string
 	// concurrency, when set, raises the per-provider limit so that -j
 	// conversations and their grading can all be in flight.
 	concurrency int
@@ -69,10 +72,14 @@ func (f *judgeFlags) build() (*judge.Judge, error) {
 // open opens a model (a judge, a simulated user's) with the flags'
 // timeout, retries, rate limit and prices. role names it in errors.
 func (f *judgeFlags) open(spec, role string) (agenteval.Model, string, error) {
+	if f.dryURL != "" {
+		spec = dryModel
+	}
 	cfg, err := provider.ParseSpec(spec)
 	if err != nil {
 		return nil, "", usageErr("%s: %v", role, err)
 	}
+	f.dryRun(&cfg)
 	cfg.Timeout = f.timeout
 	cfg.CallBudget = f.callBudget
 	cfg.MaxRetries = f.maxRetries
