@@ -49,13 +49,13 @@ type runFlags struct {
 	// model; dryScript scripts its agent.
 	dryRun    bool
 	dryScript string
-	html        string
-	noStore     bool
-	runID       string
-	format      string
-	quiet       bool
-	otlp        otlpFlags
-	otel        otelFlags
+	html      string
+	noStore   bool
+	runID     string
+	format    string
+	quiet     bool
+	otlp      otlpFlags
+	otel      otelFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
