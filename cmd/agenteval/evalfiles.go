@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -145,6 +146,9 @@ func notRecorded(path string) error {
 		return nil
 	}
 	head := fileHead(path)
+	if resultsFile(head) {
+		return usageErr("%s", resultsHint(path))
+	}
 	if ext == ".jsonl" && suite.SniffJSONL(head) == suite.JSONLTests {
 		return usageErr("%s holds AgentV tests (input, criteria, assertions), not recorded conversations: run it with agenteval run %s", path, path)
 	}
@@ -154,17 +158,24 @@ func notRecorded(path string) error {
 	return nil
 }
 
-// recorded says whether run's argument is a file of recorded
-// conversations (for score) rather than tests, from its first MiB.
-func recorded(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".jsonl":
-		head := fileHead(path)
-		return len(head) > 0 && suite.SniffJSONL(head) == suite.JSONLSamples
-	case ".json":
-		return suite.RecordedJSON(fileHead(path))
+// notTests says, for run's argument, when the file is not tests but
+// recorded conversations (for score) or a results file, and what to do;
+// "" when it may be an eval file. It reads the file's first MiB.
+func notTests(path string) string {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".jsonl" && ext != ".json" {
+		return ""
 	}
-	return false
+	head := fileHead(path)
+	switch {
+	case len(head) == 0:
+		return ""
+	case resultsFile(head):
+		return resultsHint(path)
+	case ext == ".jsonl" && suite.SniffJSONL(head) == suite.JSONLSamples, ext == ".json" && suite.RecordedJSON(head):
+		return fmt.Sprintf("%s holds recorded conversations (Ragas samples or OpenAI messages), not tests: score them with agenteval score %s --metric NAME", path, path)
+	}
+	return ""
 }
 
 // fileHead is the first MiB of a file; nil when it cannot be read.
@@ -177,4 +188,26 @@ func fileHead(path string) []byte {
 	head := make([]byte, 1<<20)
 	n, _ := io.ReadFull(f, head)
 	return head[:n]
+}
+
+// resultsFile says whether a file's first line is a results file's: the
+// run header, or a result (test_id with verdict and execution_status).
+func resultsFile(head []byte) bool {
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	var first struct {
+		Record  string  `json:"record"`
+		TestID  *string `json:"test_id"`
+		Verdict *string `json:"verdict"`
+		Status  *string `json:"execution_status"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(line), &first) != nil {
+		return false
+	}
+	return first.Record == "run" || first.TestID != nil && first.Verdict != nil && first.Status != nil
+}
+
+// resultsHint says what a results file is for, to a command given one as
+// its input.
+func resultsHint(path string) string {
+	return fmt.Sprintf("%s is a results file, written by agenteval run or score: see it with agenteval show %s (or report, view, compare), or run its failed tests again with agenteval run SUITE --rerun-failed %s", path, path, path)
 }

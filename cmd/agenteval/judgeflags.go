@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/project"
@@ -31,6 +32,9 @@ type judgeFlags struct {
 	maxRetries   int
 	rpm          float64
 	prices       string
+	// noKeyHint is added to a missing key's error: how else the command
+	// can run.
+	noKeyHint string
 	// dryURL, set by run --dry-run, is the fake model every model
 	// opened stands for.
 	dryURL string
@@ -93,7 +97,11 @@ func (f *judgeFlags) open(spec, role string) (agenteval.Model, string, error) {
 	}
 	m, err := provider.Open(cfg)
 	if err != nil {
-		return nil, "", usageErr("%s: %s", role, provider.Redact(err.Error()))
+		hint := ""
+		if errors.Is(err, provider.ErrNoKey) {
+			hint = f.noKeyHint
+		}
+		return nil, "", usageErr("%s: %s%s", role, provider.Redact(err.Error()), hint)
 	}
 	if !f.noCache {
 		// Judges and simulated users are replayed from the cache, so a

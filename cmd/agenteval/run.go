@@ -49,6 +49,8 @@ type runFlags struct {
 	// model; dryScript scripts its agent.
 	dryRun    bool
 	dryScript string
+	// fakeJudge makes the fake model the judge and simulated users only.
+	fakeJudge bool
 	html      string
 	noStore   bool
 	runID     string
@@ -116,6 +118,7 @@ quoted glob such as 'evals/*.eval.yaml' is expanded the same way.`
 	fl.StringVar(&f.rerunFailed, "rerun-failed", "", "run again the tests that failed or errored in this results file; its other results are carried into this run's")
 	fl.StringVar(&f.retryErrors, "retry-errors", "", "run again the tests that ended in an execution error in this results file, or are missing from it; the rest are carried over")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the suite's plumbing offline: a fake model in this process plays the agent, the judge and the simulated users (quality failures do not fail a dry run)")
+	fl.BoolVar(&f.fakeJudge, "fake-judge", false, "offline judging: a fake model in this process judges (every criterion passes) and plays the simulated users; the targets run as usual")
 	fl.StringVar(&f.dryScript, "dry-run-script", "", "with --dry-run (implied): the fake agent follows this script (see agenteval fakellm --help)")
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML report to this file")
 	fl.BoolVar(&f.noStore, "no-store", false, "do not record the run in the project's store (.agenteval/agenteval.db)")
@@ -123,6 +126,7 @@ quoted glob such as 'evals/*.eval.yaml' is expanded the same way.`
 	fl.StringVar(&f.format, "format", "", "stdout format: table, jsonl or json (default: table on a terminal, else jsonl)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	f.judge.add(fl)
+	f.judge.noKeyHint = "\nTo try the suite without a key, add --fake-judge (a fake judge passes every criterion) or --dry-run (a fake plays the agent too)"
 	f.otlp.add(fl)
 	f.otel.add(fl)
 	return cmd
@@ -185,8 +189,8 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.dryRun || f.dryScript != "" {
-		stop, err := f.startDryRun(e)
+	if dry := f.dryRun || f.dryScript != ""; dry || f.fakeJudge {
+		stop, err := f.startFake(e, dry)
 		if err != nil {
 			return err
 		}
@@ -202,8 +206,8 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	gc := debug.SetGCPercent(20)
 	configs := map[*suite.Suite]*project.Config{}
 	for _, p := range paths {
-		if recorded(p) {
-			loadErrs = append(loadErrs, fmt.Sprintf("%s holds recorded conversations (Ragas samples or OpenAI messages), not tests: score them with agenteval score %s --metric NAME", p, p))
+		if msg := notTests(p); msg != "" {
+			loadErrs = append(loadErrs, msg)
 			continue
 		}
 		cfg, err := loadProject(p, f.config)
@@ -484,7 +488,7 @@ runs:
 		return &exitError{code: exitExecution, err: runErr}
 	}
 	code := runExit(sum)
-	if f.judge.dryURL != "" && code == exitFailed {
+	if (f.dryRun || f.dryScript != "") && code == exitFailed {
 		// The fake's replies are canned: failed checks are expected, and
 		// only errors say the plumbing is broken.
 		if !f.quiet {
