@@ -25,8 +25,17 @@ type Error struct {
 	Status   int
 	Attempts int
 	Msg      string
+	// Spent is what the call's attempts cost: one call, its retries and
+	// waits, no tokens (none are reported for a failed attempt).
+	Spent agenteval.Usage
 	// counted is set when Msg already says how many attempts were made.
 	counted bool
+}
+
+// SpentUsage gives agenteval.UsageOf what the failed call spent.
+func (e *Error) SpentUsage() *agenteval.Usage {
+	u := e.Spent
+	return &u
 }
 
 func (e *Error) Error() string {
@@ -45,7 +54,7 @@ type reliable struct {
 	lim *rate.Limiter
 
 	mu    sync.Mutex
-	fatal error // once credentials fail, every later call fails at once
+	fatal *Error // once credentials fail, every later call fails at once
 }
 
 // The limits are per provider, not per model: two judges on one account
@@ -81,48 +90,70 @@ func newReliable(cfg Config, raw agenteval.Model) *reliable {
 	return r
 }
 
-// Generate calls the model, retrying transient failures.
+// Generate calls the model, retrying transient failures. A failed call's
+// *Error says what it spent (agenteval.UsageOf).
 func (r *reliable) Generate(ctx context.Context, req *agenteval.ModelRequest) (*agenteval.ModelResponse, error) {
 	r.mu.Lock()
 	fatal := r.fatal
 	r.mu.Unlock()
 	if fatal != nil {
-		return nil, fatal
+		// The same failure, without the first call's spending: this one
+		// made no attempt.
+		e := *fatal
+		e.Spent = agenteval.Usage{}
+		return nil, &agenteval.FatalError{Err: &e}
 	}
+	clock := &callClock{budget: r.cfg.CallBudget}
+	resp, err := r.generate(ctx, req, clock)
+	spent := agenteval.Usage{Retries: max(clock.attempts-1, 0), WaitedMS: float64(clock.waited.Microseconds()) / 1000}
+	if clock.attempts > 0 {
+		spent.Calls = 1
+	}
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			// No tokens are known for failed attempts; the cost of none is
+			// $0 where the model's price is known.
+			spent.CostUSD = r.cfg.Prices.Cost(r.cfg.Provider, r.cfg.Model, 0, 0)
+			e.Spent = spent
+		}
+		return nil, err
+	}
+	resp.Usage.Calls, resp.Usage.Retries, resp.Usage.WaitedMS = spent.Calls, spent.Retries, spent.WaitedMS
+	resp.Usage.CostUSD = r.cfg.Prices.Cost(r.cfg.Provider, r.cfg.Model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	return resp, nil
+}
+
+// generate is Generate's retry loop; clock counts its attempts and waits.
+func (r *reliable) generate(ctx context.Context, req *agenteval.ModelRequest, clock *callClock) (*agenteval.ModelResponse, error) {
 	bo := backoff.NewExponentialBackOff()
 	bo.InitialInterval = r.cfg.RetryWait
 	bo.MaxInterval = 30 * time.Second
 	bo.Reset()
 	spec := r.cfg.String()
-	clock := &callClock{budget: r.cfg.CallBudget}
 	var last *Error // the previous attempt's failure
 	for attempt := 1; ; attempt++ {
 		resp, class, err := r.attempt(ctx, req, clock)
 		if err == nil {
-			resp.Usage.Calls = 1
-			resp.Usage.Retries = attempt - 1
-			resp.Usage.WaitedMS = float64(clock.waited.Microseconds()) / 1000
-			resp.Usage.CostUSD = r.cfg.Prices.Cost(r.cfg.Provider, r.cfg.Model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
 			return resp, nil
 		}
 		if ctx.Err() != nil {
-			return nil, &Error{Spec: spec, Attempts: attempt, Msg: "cancelled: " + context.Cause(ctx).Error()}
+			return nil, &Error{Spec: spec, Attempts: clock.attempts, Msg: "cancelled: " + context.Cause(ctx).Error()}
 		}
 		if class.budgetOut {
-			return nil, r.budgetError(spec, attempt, class, last, clock)
+			return nil, r.budgetError(spec, class, last, clock)
 		}
-		e := &Error{Spec: spec, Status: class.status, Attempts: attempt, Msg: Redact(class.describe(err, r.cfg))}
+		e := &Error{Spec: spec, Status: class.status, Attempts: clock.attempts, Msg: Redact(class.describe(err, r.cfg))}
 		// Nothing listens at the endpoint: after one more try (a server
 		// may be starting), every later call would fail the same way.
 		if class.refused && attempt >= 2 {
 			class.fatal = true
 		}
 		if class.fatal {
-			fe := &agenteval.FatalError{Err: e}
 			r.mu.Lock()
-			r.fatal = fe
+			r.fatal = e
 			r.mu.Unlock()
-			return nil, fe
+			return nil, &agenteval.FatalError{Err: e}
 		}
 		if !class.retryable || attempt > r.cfg.MaxRetries {
 			return nil, e
@@ -143,7 +174,7 @@ func (r *reliable) Generate(ctx context.Context, req *agenteval.ModelRequest) (*
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, &Error{Spec: spec, Attempts: attempt, Msg: "cancelled while waiting to retry: " + e.Msg}
+			return nil, &Error{Spec: spec, Attempts: clock.attempts, Msg: "cancelled while waiting to retry: " + e.Msg}
 		case <-t.C:
 		}
 		last = e
@@ -159,10 +190,13 @@ type callClock struct {
 	deadline time.Time
 	// waited is time spent on backoff, Retry-After and the rate limit.
 	waited time.Duration
+	// attempts counts the attempts that began.
+	attempts int
 }
 
-// begin starts the clock, once.
+// begin counts an attempt, and starts the clock at the first.
 func (c *callClock) begin() {
+	c.attempts++
 	if c.start.IsZero() {
 		c.start = time.Now()
 		c.deadline = c.start.Add(c.budget)
@@ -180,19 +214,17 @@ func (c *callClock) left() time.Duration {
 // budgetError says that the call budget ran out (or, where the rate limit
 // would hold the next attempt past it, that it would), after how many
 // attempts and how long, and what the attempt before had failed with.
-func (r *reliable) budgetError(spec string, attempt int, class errClass, last *Error, clock *callClock) *Error {
-	made, took := attempt, time.Since(clock.start).Round(time.Millisecond)
+func (r *reliable) budgetError(spec string, class errClass, last *Error, clock *callClock) *Error {
+	made, took := clock.attempts, time.Since(clock.start).Round(time.Millisecond)
 	var msg string
 	switch {
 	case !class.queued:
 		msg = fmt.Sprintf("the call budget of %s ran out after %s over %s (--call-budget): the last attempt had no answer when it ran out",
 			r.cfg.CallBudget, attemptsText(made), took)
 	case clock.left() > 0:
-		made--
 		msg = fmt.Sprintf("gave up after %s over %s: the call budget of %s (--call-budget) would run out before the next attempt could start (%s)",
 			attemptsText(made), took, r.cfg.CallBudget, r.queueText())
 	default:
-		made--
 		msg = fmt.Sprintf("the call budget of %s ran out after %s over %s (--call-budget): the next attempt could not start within it (%s)",
 			r.cfg.CallBudget, attemptsText(made), took, r.queueText())
 	}
