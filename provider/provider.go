@@ -11,6 +11,7 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -193,6 +194,10 @@ func ensureScheme(host string) string {
 	return "http://" + host
 }
 
+// ErrNoKey is wrapped by Open's error for a provider that needs an API key
+// the environment does not hold.
+var ErrNoKey = errors.New("needs an API key")
+
 // Open builds the model a config names, wrapped with retries, limits,
 // redaction and pricing. It fails when the provider needs a key that the
 // environment does not hold.
@@ -203,9 +208,9 @@ func Open(cfg Config) (agenteval.Model, error) {
 	}
 	if cfg.APIKey == "" && !a.keyOptional && !base.keyOptional && cfg.BaseURL == "" {
 		if a.alias == "" && cfg.Provider != "openai" {
-			return nil, fmt.Errorf("%s needs an API key: set %s in the environment", cfg.Provider, strings.Join(base.keyEnvs, " or "))
+			return nil, fmt.Errorf("%s %w: set %s in the environment", cfg.Provider, ErrNoKey, strings.Join(base.keyEnvs, " or "))
 		}
-		return nil, fmt.Errorf("%s needs an API key: set %s in the environment (or point %s at an OpenAI-compatible server that needs none)", cfg.Provider, cfg.APIKeyEnv, baseEnvOf(a, base))
+		return nil, fmt.Errorf("%s %w: set %s in the environment (or point %s at an OpenAI-compatible server that needs none)", cfg.Provider, ErrNoKey, cfg.APIKeyEnv, baseEnvOf(a, base))
 	}
 	if a.keyOptional && cfg.APIKey == "" {
 		cfg.APIKey = cfg.Provider // local servers ignore it, but SDKs want one
