@@ -51,9 +51,11 @@ type Config struct {
 	// from the server takes precedence.
 	RetryWait time.Duration
 	// CallBudget bounds one call in all: every attempt, backoff and
-	// Retry-After wait. Default (MaxRetries+1) × Timeout + 30s; a server
-	// asking for a longer wait than is left gets the call failed, saying
-	// so.
+	// Retry-After wait. It starts when the first attempt begins, after
+	// the wait for Concurrency and RequestsPerMinute, which only the
+	// caller's context bounds. Default (MaxRetries+1) × Timeout + 30s; a
+	// server asking for a longer wait than is left, or a rate limit that
+	// would start a retry past it, gets the call failed, saying so.
 	CallBudget time.Duration
 	// Prices overrides the built-in price table.
 	Prices *PriceTable

@@ -210,7 +210,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			loadErrs = append(loadErrs, msg)
 			continue
 		}
-		cfg, err := loadProject(p, f.config)
+		cfg, err := loadProject(p, f.config, e.noExec)
 		if err != nil {
 			loadErrs = append(loadErrs, err.Error())
 			continue
@@ -561,9 +561,10 @@ func resumeArchives(ctx context.Context, path string, n int, runID string, sum *
 }
 
 // loadProject finds the project file for an eval file: --config, else the
-// nearest agenteval.yaml at or above it.
-func loadProject(path, explicit string) (*project.Config, error) {
-	cfg, err := project.For(path, explicit, suite.Options{})
+// nearest agenteval.yaml at or above it. Under --no-exec its command
+// targets are refused, as an eval file's are.
+func loadProject(path, explicit string, noExec bool) (*project.Config, error) {
+	cfg, err := project.For(path, explicit, suite.Options{NoExec: noExec})
 	if err != nil {
 		return nil, err
 	}
