@@ -2,6 +2,7 @@ package agenteval
 
 import (
 	"context"
+	"errors"
 	"strconv"
 )
 
@@ -118,3 +119,17 @@ type FatalError struct {
 func (e *FatalError) Error() string { return e.Err.Error() }
 
 func (e *FatalError) Unwrap() error { return e.Err }
+
+// UsageOf returns what the failed operation that err reports spent before
+// it failed (a model call's attempts, retries and waits, and their cost),
+// or nil when err says nothing of it. An error carries it by having,
+// anywhere in its chain, a method SpentUsage() *Usage, as provider.Error
+// does. The code that records the failure adds it to its usage once: the
+// judge, the simulated user and agent.ToolLoop do.
+func UsageOf(err error) *Usage {
+	var s interface{ SpentUsage() *Usage }
+	if errors.As(err, &s) {
+		return s.SpentUsage()
+	}
+	return nil
+}

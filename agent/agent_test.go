@@ -150,6 +150,31 @@ func TestToolLoopIsAnAgent(t *testing.T) {
 	}
 }
 
+// TestFailedCallUsage: a turn whose model call failed still reports what
+// the calls spent, the failed one included (one call, its retries).
+func TestFailedCallUsage(t *testing.T) {
+	s, err := fakellm.Start(fakellm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	s.Add(calls(fakellm.ToolCall{Name: "div", Arguments: `{"a": 6, "b": 3}`}),
+		&fakellm.Rule{Reply: fakellm.Reply{Fault: fakellm.FaultServer}})
+	m, err := provider.Open(provider.Config{Provider: "openai", Model: "gpt-4o-mini", BaseURL: s.URL, APIKey: "k", RetryWait: time.Millisecond, MaxRetries: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a agenteval.Agent = &ToolLoop{Model: m, Tools: []Tool{div}}
+	resp, err := a.Respond(context.Background(), &agenteval.AgentRequest{ConversationID: "c#1", Turn: 1, Messages: agenteval.Conversation{{Role: agenteval.RoleUser, Content: "6/3?"}}})
+	if err == nil || resp == nil {
+		t.Fatalf("resp = %+v, err = %v; want the model's failure", resp, err)
+	}
+	// The tool call's reply, then one call failed after 2 retries.
+	if u := resp.Usage; u.Calls != 2 || u.Retries != 2 || u.InputTokens == 0 || s.Calls() != 4 {
+		t.Errorf("usage = %+v for %d requests, want 2 calls, 2 retries and the first call's tokens", u, s.Calls())
+	}
+}
+
 func TestLastNumber(t *testing.T) {
 	for in, want := range map[string]float64{"The answer is 14.25.": 14.25, "-3 then 20": 20, "x = -0.5": -0.5, "1e3 apples": 1000} {
 		if got, err := LastNumber(in); err != nil || got != want {

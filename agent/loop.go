@@ -156,6 +156,8 @@ func (l *ToolLoop) run(ctx context.Context, runID, input string, history agentev
 		resp, err := l.Model.Generate(ctx, &agenteval.ModelRequest{Messages: msgs, Tools: specs, Temperature: l.Temperature, MaxTokens: l.MaxTokens})
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
+			// A call that failed after its retries still spent them.
+			tr.Usage.Add(agenteval.UsageOf(err))
 			tr.add(Event{Type: EventLLMResponse, Component: "model", Time: time.Now(), DurationMS: ms, Data: map[string]any{"error": err.Error()}})
 			return finish(EndError, fmt.Errorf("iteration %d: model: %w", iter, err))
 		}

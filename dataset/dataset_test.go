@@ -3,6 +3,7 @@ package dataset
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"path/filepath"
 	"reflect"
@@ -379,6 +380,61 @@ func TestOversizeRows(t *testing.T) {
 			err := rows[1].Err()
 			if err == nil || !strings.Contains(err.Error(), "big."+form.name+":2:1: the row is 4.9 KB, over the 1000 bytes limit for one row; raise it with --max-row-size") {
 				t.Errorf("oversize row: %v", err)
+			}
+		})
+	}
+}
+
+// TestRowLimitExcludesTerminator: the row limit counts a row's content,
+// not the "\n" or "\r\n" that ends its line, so a row of exactly
+// MaxRowBytes is read whatever ends it, and one byte more is over.
+func TestRowLimitExcludesTerminator(t *testing.T) {
+	row := `{"user_input": [{"type": "human", "content": "hi"}]}`
+	n := int64(len(row))
+	// A row whose "\r" fills the reader's 64 KB buffer, so its "\n" comes
+	// in the next read.
+	edge := `{"user_input": [{"type": "human", "content": "` + strings.Repeat("x", 64<<10-1-len(row)+2) + `"}]}`
+	for _, tc := range []struct {
+		name  string
+		text  string
+		limit int64
+		over  bool
+	}{
+		{"crlf split across reads", edge + "\r\n", int64(len(edge)), false},
+		{"lf at limit", row + "\n", n, false},
+		{"crlf at limit", row + "\r\n", n, false},
+		{"crlf then row at limit", row + "\r\n" + row + "\r\n", n, false},
+		{"eof at limit", row, n, false},
+		{"lf over limit", row + "\n", n - 1, true},
+		{"crlf over limit", row + "\r\n", n - 1, true},
+		{"crlf two over limit", row + "\r\n", n - 2, true},
+		{"eof over limit", row, n - 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(tc.text), "rows.jsonl")
+			r.MaxRowBytes = tc.limit
+			rows := 0
+			for {
+				got, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows++
+				err = got.Err()
+				if tc.over {
+					want := fmt.Sprintf("rows.jsonl:1:1: the row is %d bytes, over the %d bytes limit", n, tc.limit)
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Errorf("row %d: error %v, want %q", rows, err, want)
+					}
+				} else if err != nil {
+					t.Errorf("row %d: %v", rows, err)
+				}
+			}
+			if rows == 0 {
+				t.Error("no rows read")
 			}
 		})
 	}

@@ -308,22 +308,43 @@ func (r *Reader) nextLine() (RawRow, error) {
 	}
 }
 
-// readLine reads through the next newline, keeping at most limit bytes:
-// past that it only counts, so an oversize row costs no memory. size is
-// the line's whole length.
+// readLine reads through the next newline, keeping at most limit bytes of
+// content: past that it only counts, so an oversize row costs no memory.
+// size is the line's length without its "\n" or "\r\n", which the limit
+// does not count: a row of exactly limit bytes is read whatever ends it.
 func (r *Reader) readLine(limit int64) (data []byte, size int64, err error) {
+	var last [2]byte // the line's last two bytes, to measure its terminator
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		size += int64(len(chunk))
-		if size <= limit {
+		switch len(chunk) {
+		case 0:
+		case 1:
+			last = [2]byte{last[1], chunk[0]}
+		default:
+			last = [2]byte{chunk[len(chunk)-2], chunk[len(chunk)-1]}
+		}
+		// The terminator's two bytes may come after limit bytes of content.
+		if size-2 <= limit {
 			data = append(data, chunk...)
 		} else {
 			data = nil
 		}
 		if err != bufio.ErrBufferFull {
-			return data, size, err
+			return data, size - terminator(last, size), err
 		}
 	}
+}
+
+// terminator is how many of a line's last bytes end it: "\n" or "\r\n".
+func terminator(last [2]byte, size int64) int64 {
+	switch {
+	case size == 0 || last[1] != '\n':
+		return 0
+	case size >= 2 && last[0] == '\r':
+		return 2
+	}
+	return 1
 }
 
 // nextElement reads one element of a top-level JSON array, byte by byte, so

@@ -41,6 +41,20 @@ type Definition struct {
 	// Track, when set, builds a grader that follows a conversation turn by
 	// turn (subgoals): it returns a function that starts one conversation.
 	Track func(options any, env Env) (func() Tracking, error)
+
+	// bind decodes options once for all of the above: build uses it, so
+	// a spec's options are decoded once. define and tracked set it, and
+	// every built-in grader is made by them.
+	bind func(options any) (bound, error)
+}
+
+// bound is a grader's options, decoded: whether they call the judge, and
+// how to make the grader from them.
+type bound struct {
+	needsJudge bool
+	// make builds the grader's function and, for a grader that follows a
+	// conversation, what starts one (nil for the others).
+	make func(Env) (Func, func() Tracking, error)
 }
 
 // Param is one setting of a grader.
@@ -209,22 +223,70 @@ func Validate(defs []*Definition) error {
 // checks the decoded options and makes the grader's function. needsJudge,
 // when set, decides from the options whether the judge is called.
 func define[O any](d Definition, needsJudge func(O) bool, build func(O, Env) (Func, error)) *Definition {
+	return withOptions(d, needsJudge, false, func(o O, env Env) (Func, func() Tracking, error) {
+		fn, err := build(o, env)
+		return fn, nil, err
+	})
+}
+
+// tracked is define for a judged grader that follows a conversation:
+// track makes what starts one.
+func tracked[O any](d Definition, track func(O, Env) (func() Tracking, error)) *Definition {
+	return withOptions(d, func(O) bool { return true }, true, func(o O, env Env) (Func, func() Tracking, error) {
+		start, err := track(o, env)
+		if err != nil {
+			return nil, nil, err
+		}
+		// Graded once it is over, it starts and finishes at once.
+		finish := func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
+			return start().Finish(ctx, in)
+		}
+		return finish, start, nil
+	})
+}
+
+// withOptions is define and tracked: build makes the grader from decoded
+// options, and also what starts a conversation for a grader that tracks
+// one, which has Track instead of New.
+func withOptions[O any](d Definition, needsJudge func(O) bool, tracks bool, build func(O, Env) (Func, func() Tracking, error)) *Definition {
 	d.Params = mergeParams(paramsOf(reflect.TypeFor[O]()), d.Params)
 	params := d.Params
-	d.New = func(options any, env Env) (Func, error) {
+	d.bind = func(options any) (bound, error) {
 		o, err := decodeOptions[O](options, params)
 		if err != nil {
-			return nil, err
+			return bound{}, err
 		}
-		return build(o, env)
+		return bound{
+			needsJudge: needsJudge != nil && needsJudge(o),
+			make:       func(env Env) (Func, func() Tracking, error) { return build(o, env) },
+		}, nil
 	}
+	def := &d
 	if needsJudge != nil {
-		d.NeedsJudge = func(options any) bool {
-			o, err := decodeOptions[O](options, params)
-			return err == nil && needsJudge(o)
+		def.NeedsJudge = func(options any) bool {
+			b, err := def.bind(options)
+			return err == nil && b.needsJudge
 		}
 	}
-	return &d
+	made := func(options any, env Env) (Func, func() Tracking, error) {
+		b, err := def.bind(options)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b.make(env)
+	}
+	if tracks {
+		def.Track = func(options any, env Env) (func() Tracking, error) {
+			_, start, err := made(options, env)
+			return start, err
+		}
+	} else {
+		def.New = func(options any, env Env) (Func, error) {
+			fn, _, err := made(options, env)
+			return fn, err
+		}
+	}
+	return def
 }
 
 // judged is define for a grader that always calls the judge.

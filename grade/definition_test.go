@@ -2,10 +2,13 @@ package grade
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/judge"
 )
 
 func TestAllIsValid(t *testing.T) {
@@ -13,6 +16,9 @@ func TestAllIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range All() {
+		if d.bind == nil {
+			t.Errorf("%s is not made by define (deterministic, judged) or tracked, so build cannot decode its options", d.Name)
+		}
 		for _, p := range d.Params {
 			if strings.TrimSpace(p.Doc) == "" {
 				t.Errorf("%s: setting %s has no doc", d.Name, p.Name)
@@ -187,5 +193,69 @@ func TestRunRecovers(t *testing.T) {
 	s, err = Run(context.Background(), g, "fallback", "fallback", &agenteval.GradeInput{})
 	if err == nil || s.Verdict != agenteval.VerdictError || s.Name != "acc" || s.Weight != 2 || !strings.Contains(s.Reason, "reference_tool_calls") {
 		t.Errorf("error: %+v, %v", s, err)
+	}
+}
+
+// counted is a setting's value that counts how often it is decoded (each
+// decode marshals the setting's value first).
+type counted struct {
+	n    *int
+	text string
+}
+
+func (c counted) MarshalJSON() ([]byte, error) {
+	*c.n++
+	return json.Marshal(c.text)
+}
+
+// TestOptionsDecodedOnce: New and NewPlan decode a grader's options once,
+// for the grader and for whether it needs the judge.
+func TestOptionsDecodedOnce(t *testing.T) {
+	j := &judge.Judge{Name: "fake:judge"}
+	for _, tc := range []struct {
+		name string
+		typ  string
+		opts func(c counted) map[string]any
+	}{
+		{"judged", "llm_grader", func(c counted) map[string]any { return map[string]any{"prompt": c} }},
+		{"judged by options", "tool_calls", func(c counted) map[string]any {
+			return map[string]any{"expected": []any{map[string]any{"tool": "a", "args": map[string]any{"x": map[string]any{"$check": c}}}}}
+		}},
+		{"tracked", "subgoals", func(c counted) map[string]any { return map[string]any{"subgoals": []any{c}} }},
+		{"deterministic", "contains", func(c counted) map[string]any { return map[string]any{"value": c} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, via := range []struct {
+				name string
+				run  func(opts map[string]any) error
+			}{
+				{"New", func(opts map[string]any) error {
+					_, err := New(Spec{Type: tc.typ, Options: opts, Judge: j})
+					return err
+				}},
+				{"New without a judge", func(opts map[string]any) error {
+					_, err := New(Spec{Type: tc.typ, Options: opts})
+					var nj *NoJudgeError
+					if errors.As(err, &nj) {
+						return nil
+					}
+					return err
+				}},
+				{"NewPlan", func(opts map[string]any) error {
+					test := &agenteval.Test{ID: "t", Input: agenteval.Conversation{{Role: agenteval.RoleUser, Content: "hi"}},
+						Assertions: []agenteval.AssertionSpec{{Type: tc.typ, Params: opts}}}
+					_, errs := NewPlan(test, PlanOptions{Threshold: agenteval.DefaultThreshold})
+					return errors.Join(errs...)
+				}},
+			} {
+				n := 0
+				if err := via.run(tc.opts(counted{n: &n, text: "is fine"})); err != nil {
+					t.Fatalf("%s: %v", via.name, err)
+				}
+				if n != 1 {
+					t.Errorf("%s: options decoded %d times, want once", via.name, n)
+				}
+			}
+		})
 	}
 }

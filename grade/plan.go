@@ -210,7 +210,7 @@ func (b *planner) unit(list []agenteval.AssertionSpec, reference string, pos age
 		if !ok {
 			continue
 		}
-		if spec.NeedsJudge() {
+		if pl.Grader.(*grader).needsJudge {
 			b.use("a "+a.Type+" assertion", a.Pos)
 		}
 		u.Graders = append(u.Graders, pl)

@@ -98,9 +98,9 @@ func New(spec Spec) (agenteval.Grader, error) {
 	if err != nil {
 		return nil, err
 	}
-	if spec.Judge == nil && spec.NeedsJudge() {
+	if spec.Judge == nil && g.needsJudge {
 		typ := spec.Type
-		if d, _, _ := lookup(spec.Type); !d.NeedsJudge(nil) {
+		if !g.def.NeedsJudge(nil) {
 			typ += " with a $check" // judged only for what these options ask
 		}
 		return nil, &NoJudgeError{Type: typ}
@@ -115,25 +115,18 @@ func build(spec Spec) (*grader, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := Env{Judge: spec.Judge, Dir: spec.Dir}
+	// The options are decoded once, for the grader and the judge test.
+	b, err := d.bind(spec.Options)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", spec.Type, err)
+	}
 	// The score's type is the name as written (an alias stays an alias),
 	// normalised and without its not_.
 	name, _ := normalize(spec.Type)
-	g := &grader{typ: name, name: spec.Name, weight: 1, required: spec.Required,
+	g := &grader{def: d, needsJudge: b.needsJudge, typ: name, name: spec.Name, weight: 1, required: spec.Required,
 		negate: spec.Negate != negated, threshold: agenteval.DefaultThreshold}
-	if d.Track != nil {
-		start, err := d.Track(spec.Options, env)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", spec.Type, err)
-		}
-		g.track = start
-		g.fn = func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
-			return start().Finish(ctx, in)
-		}
-	} else {
-		if g.fn, err = d.New(spec.Options, env); err != nil {
-			return nil, fmt.Errorf("%s: %w", spec.Type, err)
-		}
+	if g.fn, g.track, err = b.make(Env{Judge: spec.Judge, Dir: spec.Dir}); err != nil {
+		return nil, fmt.Errorf("%s: %w", spec.Type, err)
 	}
 	if g.name == "" {
 		g.name = spec.Type
@@ -154,13 +147,16 @@ func build(spec Spec) (*grader, error) {
 }
 
 type grader struct {
-	fn        Func
-	track     func() Tracking
-	typ, name string
-	weight    float64
-	required  bool
-	negate    bool
-	threshold float64
+	def *Definition
+	// needsJudge: these options call the judge.
+	needsJudge bool
+	fn         Func
+	track      func() Tracking
+	typ, name  string
+	weight     float64
+	required   bool
+	negate     bool
+	threshold  float64
 }
 
 // Grade runs the grader and fills in the fields every score shares.

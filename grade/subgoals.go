@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"sync"
 
@@ -76,21 +75,6 @@ func turnNumber(v any) (int, error) {
 		return 0, fmt.Errorf("turn must be a turn number (1 or more), not %q", written)
 	}
 	return int(n), nil
-}
-
-// tracked is define for a judged grader that follows a conversation.
-func tracked[O any](d Definition, build func(O, Env) (func() Tracking, error)) *Definition {
-	d.Params = mergeParams(paramsOf(reflect.TypeFor[O]()), d.Params)
-	params := d.Params
-	d.Track = func(options any, env Env) (func() Tracking, error) {
-		o, err := decodeOptions[O](options, params)
-		if err != nil {
-			return nil, err
-		}
-		return build(o, env)
-	}
-	d.NeedsJudge = func(any) bool { return true }
-	return &d
 }
 
 // subgoalsGrader is agent_inspect's progress metric. Each subgoal is judged

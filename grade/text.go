@@ -63,24 +63,28 @@ func (c textCheck) grade(name string, vals []string) Func {
 	}
 }
 
-// oneText defines a check of the reply against one text.
-func oneText(name, doc string, c textCheck) *Definition {
+// oneText defines a check of the reply against one text. lists are the
+// checks of the same kind that take a list (contains_any, contains_all):
+// a list given as the value is an error that names them.
+func oneText(name, doc string, c textCheck, lists ...*Definition) *Definition {
 	d := deterministic(Definition{Name: name, Doc: doc}, func(o Text, _ Env) (Func, error) {
 		if o.Value == "" {
 			return nil, fmt.Errorf("needs value: the text to look for")
 		}
 		return c.grade(name, []string{o.Value}), nil
 	})
-	if !strings.HasSuffix(name, "contains") {
+	if len(lists) == 0 {
 		return d
 	}
-	newFn := d.New
-	d.New = func(options any, env Env) (Func, error) {
-		f, err := newFn(options, env)
-		if err != nil && strings.Contains(err.Error(), "must be a string, not a list") {
-			err = fmt.Errorf("%w; use %s_any or %s_all for a list", err, name, name)
+	names := Names(lists)
+	bind := d.bind
+	d.bind = func(options any) (bound, error) {
+		b, err := bind(options)
+		settings, _ := options.(map[string]any)
+		if _, isList := settings["value"].([]any); err != nil && isList {
+			err = fmt.Errorf("%w; use %s for a list", err, strings.Join(names, " or "))
 		}
-		return f, err
+		return b, err
 	}
 	return d
 }
@@ -115,8 +119,8 @@ func equals(out string, v []string) (bool, string) {
 
 // The text checks.
 var (
-	Contains     = oneText("contains", "the reply contains value", textCheck{test: containsAll})
-	IContains    = oneText("icontains", "the reply contains value, ignoring case", textCheck{fold: true, test: containsAll})
+	Contains     = oneText("contains", "the reply contains value", textCheck{test: containsAll}, ContainsAny, ContainsAll)
+	IContains    = oneText("icontains", "the reply contains value, ignoring case", textCheck{fold: true, test: containsAll}, IContainsAny, IContainsAll)
 	ContainsAny  = listText("contains_any", "the reply contains at least one of value[]", textCheck{test: containsAny})
 	IContainsAny = listText("icontains_any", "contains_any, ignoring case", textCheck{fold: true, test: containsAny})
 	ContainsAll  = listText("contains_all", "the reply contains every one of value[]", textCheck{test: containsAll})

@@ -86,6 +86,8 @@ func TestTextCheckBadSettings(t *testing.T) {
 	}{
 		{"contains", nil, "needs value"},
 		{"contains", map[string]any{"value": []any{"a"}}, "use contains_any or contains_all for a list"},
+		{"icontains", map[string]any{"value": []any{"a"}}, "use icontains_any or icontains_all for a list"},
+		{"not-contains", map[string]any{"value": []any{"a"}}, "use contains_any or contains_all for a list"},
 		{"contains_any", map[string]any{"value": []any{}}, "empty list"},
 		{"regex", map[string]any{"value": "("}, "not a valid regular expression"},
 		{"json_schema", nil, "needs schema"},
@@ -100,6 +102,14 @@ func TestTextCheckBadSettings(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("New(%s, %v) error = %v, want %q", tt.typ, tt.params, err, tt.want)
 		}
+	}
+	// The definition's own New says the same, and a list checked by
+	// other means (an equals) gets no such hint.
+	if _, err := Contains.New(map[string]any{"value": []any{"a"}}, Env{}); err == nil || !strings.Contains(err.Error(), "use contains_any or contains_all for a list") {
+		t.Errorf("Contains.New with a list: %v", err)
+	}
+	if _, err := New(Spec{Type: "equals", Options: map[string]any{"value": []any{"a"}}}); err == nil || strings.Contains(err.Error(), "for a list") {
+		t.Errorf("equals with a list: %v", err)
 	}
 }
 

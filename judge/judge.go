@@ -98,7 +98,7 @@ func parseReply(content string, sch *schemacheck.Schema) (map[string]any, error)
 
 // Ask makes one structured call at the judge's temperature and returns the
 // decoded, validated reply. A provider failure is returned as is (it was
-// already retried); output that does not fit the schema is sent back with
+// already retried), and what it spent is in the usage; output that does not fit the schema is sent back with
 // the problem, at most MaxRepairs times, and then reported as an
 // *InvalidOutputError.
 func (j *Judge) Ask(ctx context.Context, p Prompt, schemaName string, schema map[string]any) (map[string]any, agenteval.Usage, error) {
@@ -148,6 +148,8 @@ func (j *Judge) askEncoded(ctx context.Context, p Prompt, schemaName string, sch
 	for a := 1; a <= attempts; a++ {
 		resp, err := j.Model.Generate(ctx, req)
 		if err != nil {
+			// A call that failed after its retries still spent them.
+			usage.Add(agenteval.UsageOf(err))
 			if strings.HasPrefix(err.Error(), j.Name+":") {
 				// A provider's error already names the model.
 				return nil, usage, fmt.Errorf("judge: %w", err)

@@ -152,6 +152,43 @@ func TestProviderErrorsPassThrough(t *testing.T) {
 	}
 }
 
+// TestFailedCallUsage: a judge call that fails past its retries still
+// counts in the usage the judge returns: the call, its retries and waits.
+// With samples, a failed one counts beside those that answered.
+func TestFailedCallUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		samples    int
+		maxRetries int
+		fail       int // requests answered 500, the first ones
+		calls      int
+		retries    int
+		err        bool
+	}{
+		{"every attempt fails", 1, 4, 100, 1, 4, true},
+		{"one of three samples fails", 3, -1, 1, 3, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j, s := newJudge(t)
+			m, err := provider.Open(provider.Config{Provider: "openai", Model: "gpt-4o-mini", BaseURL: s.URL, APIKey: "k", RetryWait: time.Millisecond, MaxRetries: tc.maxRetries})
+			if err != nil {
+				t.Fatal(err)
+			}
+			j.Model, j.Samples = m, tc.samples
+			s.Add(&fakellm.Rule{Times: tc.fail, Reply: fakellm.Reply{Fault: fakellm.FaultServer}})
+			s.Add(&fakellm.Rule{Reply: fakellm.Reply{JSON: map[string]any{
+				"c1": map[string]any{"passed": true, "reason": "r"}, "c2": map[string]any{"passed": true, "reason": "r"}}}})
+			_, u, err := j.Decide(context.Background(), "rubric", data(), criteria)
+			if (err != nil) != tc.err {
+				t.Fatalf("err = %v", err)
+			}
+			if u.Calls != tc.calls || u.Retries != tc.retries || u.Calls+u.Retries != s.Calls() {
+				t.Errorf("usage = %+v for %d requests, want %d calls and %d retries", u, s.Calls(), tc.calls, tc.retries)
+			}
+		})
+	}
+}
+
 func TestEveryPromptRenders(t *testing.T) {
 	full := map[string]any{
 		"Transcript": "Human: hi", "Instructions": "Human: hi", "Output": "", "Reference": "", "Source": "the reference", "Desired": "d", "EndState": "e",

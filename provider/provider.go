@@ -11,6 +11,7 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -50,9 +51,11 @@ type Config struct {
 	// from the server takes precedence.
 	RetryWait time.Duration
 	// CallBudget bounds one call in all: every attempt, backoff and
-	// Retry-After wait. Default (MaxRetries+1) × Timeout + 30s; a server
-	// asking for a longer wait than is left gets the call failed, saying
-	// so.
+	// Retry-After wait. It starts when the first attempt begins, after
+	// the wait for Concurrency and RequestsPerMinute, which only the
+	// caller's context bounds. Default (MaxRetries+1) × Timeout + 30s; a
+	// server asking for a longer wait than is left, or a rate limit that
+	// would start a retry past it, gets the call failed, saying so.
 	CallBudget time.Duration
 	// Prices overrides the built-in price table.
 	Prices *PriceTable
@@ -191,6 +194,10 @@ func ensureScheme(host string) string {
 	return "http://" + host
 }
 
+// ErrNoKey is wrapped by Open's error for a provider that needs an API key
+// the environment does not hold.
+var ErrNoKey = errors.New("needs an API key")
+
 // Open builds the model a config names, wrapped with retries, limits,
 // redaction and pricing. It fails when the provider needs a key that the
 // environment does not hold.
@@ -201,9 +208,9 @@ func Open(cfg Config) (agenteval.Model, error) {
 	}
 	if cfg.APIKey == "" && !a.keyOptional && !base.keyOptional && cfg.BaseURL == "" {
 		if a.alias == "" && cfg.Provider != "openai" {
-			return nil, fmt.Errorf("%s needs an API key: set %s in the environment", cfg.Provider, strings.Join(base.keyEnvs, " or "))
+			return nil, fmt.Errorf("%s %w: set %s in the environment", cfg.Provider, ErrNoKey, strings.Join(base.keyEnvs, " or "))
 		}
-		return nil, fmt.Errorf("%s needs an API key: set %s in the environment (or point %s at an OpenAI-compatible server that needs none)", cfg.Provider, cfg.APIKeyEnv, baseEnvOf(a, base))
+		return nil, fmt.Errorf("%s %w: set %s in the environment (or point %s at an OpenAI-compatible server that needs none)", cfg.Provider, ErrNoKey, cfg.APIKeyEnv, baseEnvOf(a, base))
 	}
 	if a.keyOptional && cfg.APIKey == "" {
 		cfg.APIKey = cfg.Provider // local servers ignore it, but SDKs want one

@@ -25,11 +25,22 @@ type Error struct {
 	Status   int
 	Attempts int
 	Msg      string
+	// Spent is what the call's attempts cost: one call, its retries and
+	// waits, no tokens (none are reported for a failed attempt).
+	Spent agenteval.Usage
+	// counted is set when Msg already says how many attempts were made.
+	counted bool
+}
+
+// SpentUsage gives agenteval.UsageOf what the failed call spent.
+func (e *Error) SpentUsage() *agenteval.Usage {
+	u := e.Spent
+	return &u
 }
 
 func (e *Error) Error() string {
 	s := e.Spec + ": " + e.Msg
-	if e.Attempts > 1 {
+	if e.Attempts > 1 && !e.counted {
 		s += fmt.Sprintf(" (gave up after %d attempts)", e.Attempts)
 	}
 	return s
@@ -43,7 +54,7 @@ type reliable struct {
 	lim *rate.Limiter
 
 	mu    sync.Mutex
-	fatal error // once credentials fail, every later call fails at once
+	fatal *Error // once credentials fail, every later call fails at once
 }
 
 // The limits are per provider, not per model: two judges on one account
@@ -79,46 +90,70 @@ func newReliable(cfg Config, raw agenteval.Model) *reliable {
 	return r
 }
 
-// Generate calls the model, retrying transient failures.
+// Generate calls the model, retrying transient failures. A failed call's
+// *Error says what it spent (agenteval.UsageOf).
 func (r *reliable) Generate(ctx context.Context, req *agenteval.ModelRequest) (*agenteval.ModelResponse, error) {
 	r.mu.Lock()
 	fatal := r.fatal
 	r.mu.Unlock()
 	if fatal != nil {
-		return nil, fatal
+		// The same failure, without the first call's spending: this one
+		// made no attempt.
+		e := *fatal
+		e.Spent = agenteval.Usage{}
+		return nil, &agenteval.FatalError{Err: &e}
 	}
+	clock := &callClock{budget: r.cfg.CallBudget}
+	resp, err := r.generate(ctx, req, clock)
+	spent := agenteval.Usage{Retries: max(clock.attempts-1, 0), WaitedMS: float64(clock.waited.Microseconds()) / 1000}
+	if clock.attempts > 0 {
+		spent.Calls = 1
+	}
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			// No tokens are known for failed attempts; the cost of none is
+			// $0 where the model's price is known.
+			spent.CostUSD = r.cfg.Prices.Cost(r.cfg.Provider, r.cfg.Model, 0, 0)
+			e.Spent = spent
+		}
+		return nil, err
+	}
+	resp.Usage.Calls, resp.Usage.Retries, resp.Usage.WaitedMS = spent.Calls, spent.Retries, spent.WaitedMS
+	resp.Usage.CostUSD = r.cfg.Prices.Cost(r.cfg.Provider, r.cfg.Model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	return resp, nil
+}
+
+// generate is Generate's retry loop; clock counts its attempts and waits.
+func (r *reliable) generate(ctx context.Context, req *agenteval.ModelRequest, clock *callClock) (*agenteval.ModelResponse, error) {
 	bo := backoff.NewExponentialBackOff()
 	bo.InitialInterval = r.cfg.RetryWait
 	bo.MaxInterval = 30 * time.Second
 	bo.Reset()
 	spec := r.cfg.String()
-	start := time.Now()
-	deadline := start.Add(r.cfg.CallBudget)
-	var waited time.Duration // on backoff, Retry-After and the rate limit
+	var last *Error // the previous attempt's failure
 	for attempt := 1; ; attempt++ {
-		resp, class, err := r.attempt(ctx, req, deadline, &waited)
+		resp, class, err := r.attempt(ctx, req, clock)
 		if err == nil {
-			resp.Usage.Calls = 1
-			resp.Usage.Retries = attempt - 1
-			resp.Usage.WaitedMS = float64(waited.Microseconds()) / 1000
-			resp.Usage.CostUSD = r.cfg.Prices.Cost(r.cfg.Provider, r.cfg.Model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
 			return resp, nil
 		}
 		if ctx.Err() != nil {
-			return nil, &Error{Spec: spec, Attempts: attempt, Msg: "cancelled: " + context.Cause(ctx).Error()}
+			return nil, &Error{Spec: spec, Attempts: clock.attempts, Msg: "cancelled: " + context.Cause(ctx).Error()}
 		}
-		e := &Error{Spec: spec, Status: class.status, Attempts: attempt, Msg: Redact(class.describe(err, r.cfg))}
+		if class.budgetOut {
+			return nil, r.budgetError(spec, class, last, clock)
+		}
+		e := &Error{Spec: spec, Status: class.status, Attempts: clock.attempts, Msg: Redact(class.describe(err, r.cfg))}
 		// Nothing listens at the endpoint: after one more try (a server
 		// may be starting), every later call would fail the same way.
 		if class.refused && attempt >= 2 {
 			class.fatal = true
 		}
 		if class.fatal {
-			fe := &agenteval.FatalError{Err: e}
 			r.mu.Lock()
-			r.fatal = fe
+			r.fatal = e
 			r.mu.Unlock()
-			return nil, fe
+			return nil, &agenteval.FatalError{Err: e}
 		}
 		if !class.retryable || attempt > r.cfg.MaxRetries {
 			return nil, e
@@ -127,22 +162,93 @@ func (r *reliable) Generate(ctx context.Context, req *agenteval.ModelRequest) (*
 		if class.retryAfter > 0 {
 			wait = class.retryAfter
 		}
-		if left := time.Until(deadline); wait >= left {
+		if left := clock.left(); wait >= left {
 			e.Msg += fmt.Sprintf("; gave up: the call budget of %s (--call-budget) would run out before the next attempt", r.cfg.CallBudget)
 			if class.retryAfter > 0 {
 				e.Msg += fmt.Sprintf(", which the server asked to wait %s for", class.retryAfter.Round(time.Millisecond))
 			}
 			return nil, e
 		}
-		waited += wait
+		clock.waited += wait
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, &Error{Spec: spec, Attempts: attempt, Msg: "cancelled while waiting to retry: " + e.Msg}
+			return nil, &Error{Spec: spec, Attempts: clock.attempts, Msg: "cancelled while waiting to retry: " + e.Msg}
 		case <-t.C:
 		}
+		last = e
 	}
+}
+
+// callClock is one call's budget (--call-budget). It starts when the
+// first attempt begins, after its wait for the concurrency limit and the
+// rate limit: time queued behind other calls is not the call's own.
+type callClock struct {
+	budget   time.Duration
+	start    time.Time
+	deadline time.Time
+	// waited is time spent on backoff, Retry-After and the rate limit.
+	waited time.Duration
+	// attempts counts the attempts that began.
+	attempts int
+}
+
+// begin counts an attempt, and starts the clock at the first.
+func (c *callClock) begin() {
+	c.attempts++
+	if c.start.IsZero() {
+		c.start = time.Now()
+		c.deadline = c.start.Add(c.budget)
+	}
+}
+
+// left is what remains of the budget; all of it before the call begins.
+func (c *callClock) left() time.Duration {
+	if c.start.IsZero() {
+		return c.budget
+	}
+	return time.Until(c.deadline)
+}
+
+// budgetError says that the call budget ran out (or, where the rate limit
+// would hold the next attempt past it, that it would), after how many
+// attempts and how long, and what the attempt before had failed with.
+func (r *reliable) budgetError(spec string, class errClass, last *Error, clock *callClock) *Error {
+	made, took := clock.attempts, time.Since(clock.start).Round(time.Millisecond)
+	var msg string
+	switch {
+	case !class.queued:
+		msg = fmt.Sprintf("the call budget of %s ran out after %s over %s (--call-budget): the last attempt had no answer when it ran out",
+			r.cfg.CallBudget, attemptsText(made), took)
+	case clock.left() > 0:
+		msg = fmt.Sprintf("gave up after %s over %s: the call budget of %s (--call-budget) would run out before the next attempt could start (%s)",
+			attemptsText(made), took, r.cfg.CallBudget, r.queueText())
+	default:
+		msg = fmt.Sprintf("the call budget of %s ran out after %s over %s (--call-budget): the next attempt could not start within it (%s)",
+			r.cfg.CallBudget, attemptsText(made), took, r.queueText())
+	}
+	e := &Error{Spec: spec, Attempts: made, counted: true, Msg: msg}
+	if last != nil {
+		e.Status = last.Status
+		e.Msg += "; the attempt before: " + last.Msg
+	}
+	return e
+}
+
+// queueText says what a call waits for before it starts.
+func (r *reliable) queueText() string {
+	if r.lim != nil {
+		return fmt.Sprintf("the rate limit of %g requests a minute, and at most %d calls at once", r.cfg.RequestsPerMinute, r.cfg.Concurrency)
+	}
+	return fmt.Sprintf("at most %d calls at once", r.cfg.Concurrency)
+}
+
+func attemptsText(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", n)
 }
 
 // trimmedErr is an error whose text loses a suffix.
@@ -161,27 +267,53 @@ type errClass struct {
 	fatal      bool
 	timedOut   bool
 	refused    bool // nothing listens at the endpoint, or its host is unknown
+	// budgetOut: the call budget ran out during the attempt, or before it
+	// could start (queued).
+	budgetOut, queued bool
+	// limited: the rate limit would delay the first attempt past the
+	// caller's deadline.
+	limited bool
 }
 
 // attempt makes one call, within the per-call timeout and what is left of
-// the call budget. Time spent waiting for the rate limit is added to
-// waited.
-func (r *reliable) attempt(ctx context.Context, req *agenteval.ModelRequest, deadline time.Time, waited *time.Duration) (*agenteval.ModelResponse, errClass, error) {
+// the call budget. It first waits for a slot under the concurrency limit
+// and for the rate limit: for the first attempt as long as ctx allows, and
+// then the budget starts; for a retry, no longer than the budget allows.
+// Time spent waiting for the rate limit is added to clock.waited.
+func (r *reliable) attempt(ctx context.Context, req *agenteval.ModelRequest, clock *callClock) (*agenteval.ModelResponse, errClass, error) {
+	wctx := ctx
+	if !clock.start.IsZero() {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(ctx, clock.deadline)
+		defer cancel()
+	}
 	select {
 	case r.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, errClass{}, ctx.Err()
+	case <-wctx.Done():
+		return nil, errClass{budgetOut: ctx.Err() == nil, queued: true}, wctx.Err()
 	}
 	defer func() { <-r.sem }()
 	if r.lim != nil {
 		t0 := time.Now()
-		err := r.lim.Wait(ctx)
-		*waited += time.Since(t0)
+		// Wait fails at once when the wait would pass wctx's deadline.
+		err := r.lim.Wait(wctx)
+		clock.waited += time.Since(t0)
 		if err != nil {
-			return nil, errClass{}, err
+			if ctx.Err() != nil {
+				return nil, errClass{}, err
+			}
+			if !clock.start.IsZero() {
+				return nil, errClass{budgetOut: true, queued: true}, err
+			}
+			return nil, errClass{limited: true}, err
 		}
 	}
-	actx, cancel := context.WithTimeout(ctx, min(r.cfg.Timeout, max(time.Until(deadline), time.Millisecond)))
+	clock.begin()
+	timeout, byBudget := r.cfg.Timeout, false
+	if left := clock.left(); left < timeout {
+		timeout, byBudget = max(left, time.Millisecond), true
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	actx, ci := withCallInfo(actx)
 	resp, err := r.raw.Generate(actx, req)
@@ -192,6 +324,8 @@ func (r *reliable) attempt(ctx context.Context, req *agenteval.ModelRequest, dea
 	c := errClass{status: status, retryAfter: ra}
 	switch {
 	case ctx.Err() != nil:
+	case errors.Is(actx.Err(), context.DeadlineExceeded) && byBudget:
+		c.budgetOut = true
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
 		c.timedOut, c.retryable = true, true
 	case status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound:
@@ -242,6 +376,8 @@ func (c errClass) describe(err error, cfg Config) string {
 	switch {
 	case c.timedOut:
 		return fmt.Sprintf("no answer within %s (the per-call timeout)", cfg.Timeout)
+	case c.limited:
+		return fmt.Sprintf("the rate limit of %g requests a minute would hold the call past its deadline", cfg.RequestsPerMinute)
 	case c.status == http.StatusUnauthorized || c.status == http.StatusForbidden:
 		return fmt.Sprintf("authentication failed (HTTP %d); check %s", c.status, cfg.APIKeyEnv)
 	case c.status == http.StatusNotFound:

@@ -147,6 +147,8 @@ func (u *User) Next(ctx context.Context, conv agenteval.Conversation, trial int)
 	for attempt := 0; attempt <= max(repairs, 0); attempt++ {
 		resp, err := u.Model.Generate(ctx, req)
 		if err != nil {
+			// A call that failed after its retries still spent them.
+			usage.Add(agenteval.UsageOf(err))
 			return Reply{Usage: usage}, fmt.Errorf("simulated user %s: %w", u.Name, err)
 		}
 		if resp == nil {

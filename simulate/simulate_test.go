@@ -216,6 +216,21 @@ func TestNextRequest(t *testing.T) {
 	}
 }
 
+// TestNextFailedCallUsage: a simulated user's call that fails past its
+// retries still reports what it spent.
+func TestNextFailedCallUsage(t *testing.T) {
+	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "Book a table."})
+	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Fault: fakellm.FaultServer}})
+	r, err := u.Next(context.Background(), booking(), 1)
+	if err == nil {
+		t.Fatal("no error from a server that fails")
+	}
+	// fakeUser allows one retry.
+	if r.Usage.Calls != 1 || r.Usage.Retries != 1 || s.Calls() != 2 {
+		t.Errorf("usage = %+v for %d requests, want 1 call and 1 retry", r.Usage, s.Calls())
+	}
+}
+
 func TestNextWithoutPersonaOmitsIt(t *testing.T) {
 	u, s := fakeUser(t, agenteval.SimulatedUser{Instruction: "Ask about opening hours."})
 	if _, err := u.Next(context.Background(), nil, 0); err != nil {

@@ -64,6 +64,14 @@ func SniffJSONL(data []byte) string {
 	return JSONLSamples
 }
 
+// RecordedJSON says whether JSON data (an array of rows, or one row) is
+// recorded conversations, Ragas samples or OpenAI messages rows, for
+// agenteval score, rather than tests. It looks at the first row's keys.
+func RecordedJSON(data []byte) bool {
+	keys, ok := firstObjectKeys(data)
+	return ok && (keys["user_input"] || keys["messages"]) && !keys["tests"]
+}
+
 // SkipSummary says how many of a suite's tests will be skipped, and why:
 // "2 will be skipped (workspace: 1; a skill-trigger grader: 1)", or "".
 func SkipSummary(s *Suite) string {

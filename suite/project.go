@@ -82,6 +82,9 @@ func ParseProject(path string, data []byte, opt Options) (*ProjectFile, error) {
 			}
 		}
 	}
+	if opt.NoExec {
+		d.refuseTargets(p.Targets)
+	}
 	if p.Defaults.Target != "" && !strings.Contains(p.Defaults.Target, ":") {
 		found := false
 		for _, t := range p.Targets {

@@ -136,7 +136,7 @@ type Options struct {
 	// Env looks up environment variables; nil means the process environment.
 	Env func(string) (string, bool)
 	// NoExec refuses what would run a program: script graders and command
-	// targets (--no-exec).
+	// targets, of an eval file or a project file (--no-exec).
 	NoExec bool
 	// MaxFileBytes bounds the eval file, which is read whole; 0 means
 	// DefaultMaxFileBytes, a negative number no limit.

@@ -70,21 +70,16 @@ func (d *decoder) validate(s *Suite, opt Options) {
 	}
 }
 
+// noExecWhy says what --no-exec refuses and how to allow it.
+const noExecWhy = "refused under --no-exec, which runs no program an eval or project file names; review the file, then run without --no-exec (or with --no-exec=false where AGENTEVAL_NO_EXEC is set)"
+
 // refuseExec reports everything in the file that would run a program.
 func (d *decoder) refuseExec(s *Suite) {
-	const why = "refused under --no-exec, which runs no program an eval file names; review the file, then run it without --no-exec"
-	for _, ts := range s.Targets {
-		if len(ts.Command) > 0 {
-			d.errs = append(d.errs, ts.Pos.Errorf(fmt.Sprintf("target %q runs %s: %s", ts.Name, ts.Command[0], why)))
-		}
-		if ts.Template != "" {
-			d.errs = append(d.errs, ts.Pos.Errorf(fmt.Sprintf("target %q runs a command (AgentV's cli provider): %s", ts.Name, why)))
-		}
-	}
+	d.refuseTargets(s.Targets)
 	check := func(list []agenteval.AssertionSpec) {
 		for _, a := range list {
 			if runsProgram(a.Type, a.Params) {
-				d.errs = append(d.errs, a.Pos.Errorf("a "+a.Type+" assertion runs a program: "+why))
+				d.errs = append(d.errs, a.Pos.Errorf("a "+a.Type+" assertion runs a program: "+noExecWhy))
 			}
 		}
 	}
@@ -92,6 +87,19 @@ func (d *decoder) refuseExec(s *Suite) {
 		check(t.Assertions)
 		for _, tr := range t.Turns {
 			check(tr.Assertions)
+		}
+	}
+}
+
+// refuseTargets reports the targets that would run a program: those of an
+// eval file and those of a project file alike.
+func (d *decoder) refuseTargets(targets []TargetSpec) {
+	for _, ts := range targets {
+		if len(ts.Command) > 0 {
+			d.errs = append(d.errs, ts.Pos.Errorf(fmt.Sprintf("target %q runs %s: %s", ts.Name, ts.Command[0], noExecWhy)))
+		}
+		if ts.Template != "" {
+			d.errs = append(d.errs, ts.Pos.Errorf(fmt.Sprintf("target %q runs a command (AgentV's cli provider): %s", ts.Name, noExecWhy)))
 		}
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -119,4 +121,93 @@ func noMatch(filter string, suites []*suite.Suite) string {
 		msg += "; the closest ids are " + strings.Join(near, ", ")
 	}
 	return msg + " (the filter is a glob over test ids, such as 'book-*')"
+}
+
+// notRecorded says, for score's dataset argument, when the file is an eval
+// file of tests rather than recorded conversations, and which command
+// takes it; nil when it may be a dataset (or cannot be read, which the
+// reader reports). Only the file's first MiB is read.
+func notRecorded(path string) error {
+	if path == "-" {
+		return nil
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	switch ext {
+	case ".yaml", ".yml":
+		if filepath.Base(path) == "agenteval.yaml" {
+			return usageErr("%s is the project file (settings for agenteval run), not recorded conversations; score reads a JSONL, JSON or trace file of conversations", path)
+		}
+		if isEvalFile(path) {
+			return usageErr("%s is an eval file (tests to run against an agent), not recorded conversations: run it with agenteval run %s", path, path)
+		}
+		return usageErr("%s is YAML, and score reads recorded conversations from JSONL, JSON or a trace file; an eval file of tests goes to agenteval run", path)
+	case ".json", ".jsonl":
+	default:
+		return nil
+	}
+	head := fileHead(path)
+	if resultsFile(head) {
+		return usageErr("%s", resultsHint(path))
+	}
+	if ext == ".jsonl" && suite.SniffJSONL(head) == suite.JSONLTests {
+		return usageErr("%s holds AgentV tests (input, criteria, assertions), not recorded conversations: run it with agenteval run %s", path, path)
+	}
+	if ext == ".json" && suite.InspectSchema(head) != "" {
+		return usageErr("%s is agent_inspect test data (%s), not recorded conversations: run it with agenteval run %s", path, suite.InspectSchema(head), path)
+	}
+	return nil
+}
+
+// notTests says, for run's argument, when the file is not tests but
+// recorded conversations (for score) or a results file, and what to do;
+// "" when it may be an eval file. It reads the file's first MiB.
+func notTests(path string) string {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".jsonl" && ext != ".json" {
+		return ""
+	}
+	head := fileHead(path)
+	switch {
+	case len(head) == 0:
+		return ""
+	case resultsFile(head):
+		return resultsHint(path)
+	case ext == ".jsonl" && suite.SniffJSONL(head) == suite.JSONLSamples, ext == ".json" && suite.RecordedJSON(head):
+		return fmt.Sprintf("%s holds recorded conversations (Ragas samples or OpenAI messages), not tests: score them with agenteval score %s --metric NAME", path, path)
+	}
+	return ""
+}
+
+// fileHead is the first MiB of a file; nil when it cannot be read.
+func fileHead(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, 1<<20)
+	n, _ := io.ReadFull(f, head)
+	return head[:n]
+}
+
+// resultsFile says whether a file's first line is a results file's: the
+// run header, or a result (test_id with verdict and execution_status).
+func resultsFile(head []byte) bool {
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	var first struct {
+		Record  string  `json:"record"`
+		TestID  *string `json:"test_id"`
+		Verdict *string `json:"verdict"`
+		Status  *string `json:"execution_status"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(line), &first) != nil {
+		return false
+	}
+	return first.Record == "run" || first.TestID != nil && first.Verdict != nil && first.Status != nil
+}
+
+// resultsHint says what a results file is for, to a command given one as
+// its input.
+func resultsHint(path string) string {
+	return fmt.Sprintf("%s is a results file, written by agenteval run or score: see it with agenteval show %s (or report, view, compare), or run its failed tests again with agenteval run SUITE --rerun-failed %s", path, path, path)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/project"
@@ -31,6 +32,12 @@ type judgeFlags struct {
 	maxRetries   int
 	rpm          float64
 	prices       string
+	// noKeyHint is added to a missing key's error: how else the command
+	// can run.
+	noKeyHint string
+	// dryURL, set by run --dry-run, is the fake model every model
+	// opened stands for.
+	dryURL string
 	// concurrency, when set, raises the per-provider limit so that -j
 	// conversations and their grading can all be in flight.
 	concurrency int
@@ -69,10 +76,14 @@ func (f *judgeFlags) build() (*judge.Judge, error) {
 // open opens a model (a judge, a simulated user's) with the flags'
 // timeout, retries, rate limit and prices. role names it in errors.
 func (f *judgeFlags) open(spec, role string) (agenteval.Model, string, error) {
+	if f.dryURL != "" {
+		spec = dryModel
+	}
 	cfg, err := provider.ParseSpec(spec)
 	if err != nil {
 		return nil, "", usageErr("%s: %v", role, err)
 	}
+	f.dryRun(&cfg)
 	cfg.Timeout = f.timeout
 	cfg.CallBudget = f.callBudget
 	cfg.MaxRetries = f.maxRetries
@@ -86,7 +97,11 @@ func (f *judgeFlags) open(spec, role string) (agenteval.Model, string, error) {
 	}
 	m, err := provider.Open(cfg)
 	if err != nil {
-		return nil, "", usageErr("%s: %s", role, provider.Redact(err.Error()))
+		hint := ""
+		if errors.Is(err, provider.ErrNoKey) {
+			hint = f.noKeyHint
+		}
+		return nil, "", usageErr("%s: %s%s", role, provider.Redact(err.Error()), hint)
 	}
 	if !f.noCache {
 		// Judges and simulated users are replayed from the cache, so a

@@ -59,6 +59,7 @@ func TestScripts(t *testing.T) {
 			"fakellm":  fakeLLMCmd,
 			"otlpsink": otlpSinkCmd,
 			"verdicts": verdictsCmd,
+			"totals":   totalsCmd,
 			// exits N prog args... runs a program and checks its exit code;
 			// stdout and stderr are kept for the checks that follow.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -125,6 +126,48 @@ var (
 // verdicts extracts from results JSONL what a judge decided and nothing
 // the agent wrote: per test, its verdict and score, and per score (nested
 // ones included) its verdict, score and the outcome of each assertion.
+// totalsCmd checks that the last command's totals on stderr are the sums
+// over the results file: its model calls and tokens, and its test counts.
+func totalsCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: totals RESULTS")
+	}
+	var calls, in, out int64
+	tests, passed := 0, 0
+	for _, line := range strings.Split(ts.ReadFile(args[0]), "\n") {
+		var r struct {
+			Record  string `json:"record"`
+			Verdict string `json:"verdict"`
+			Usage   *struct {
+				Calls  int64 `json:"calls"`
+				Input  int64 `json:"input_tokens"`
+				Output int64 `json:"output_tokens"`
+			} `json:"usage"`
+		}
+		if strings.TrimSpace(line) == "" || json.Unmarshal([]byte(line), &r) != nil || r.Record != "" {
+			continue
+		}
+		tests++
+		if r.Verdict == "pass" {
+			passed++
+		}
+		if r.Usage != nil {
+			calls, in, out = calls+r.Usage.Calls, in+r.Usage.Input, out+r.Usage.Output
+		}
+	}
+	stderr := ts.ReadFile("stderr")
+	for _, want := range []string{
+		fmt.Sprintf("%d/%d test", tests, tests),
+		fmt.Sprintf("· %d passed", passed),
+		fmt.Sprintf("%d model call", calls),
+		fmt.Sprintf("%d input + %d output tokens", in, out),
+	} {
+		if !strings.Contains(stderr, want) {
+			ts.Fatalf("the totals lack %q, the sum over %s:\n%s", want, args[0], stderr)
+		}
+	}
+}
+
 func verdictsCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: verdicts RESULTS OUT")

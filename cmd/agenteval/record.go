@@ -72,6 +72,16 @@ func joinUnique(vals []string) string {
 // or another target: the finished tests it holds would not be the ones
 // this run would have produced.
 func checkResume(path string, old, cur *report.Header) error {
+	problems := resumeProblems(old, cur)
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("--resume %s: %s.\nContinuing would mix results of different runs. Start a new results file, or pass --force to resume anyway", path, strings.Join(problems, "; "))
+}
+
+// resumeProblems says how the run a results file holds differs from the
+// run about to start: its target, or suites changed or missing.
+func resumeProblems(old, cur *report.Header) []string {
 	var problems []string
 	if o, c := old.Shard, cur.Shard; (o == nil) != (c == nil) || (o != nil && (o.Index != c.Index || o.Count != c.Count)) {
 		problems = append(problems, fmt.Sprintf("it holds %s, this run is %s", shardName(o), shardName(c)))
@@ -96,17 +106,20 @@ func checkResume(path string, old, cur *report.Header) error {
 		}
 		problems = append(problems, what)
 	}
-	if len(problems) == 0 {
-		return nil
-	}
-	return fmt.Errorf("--resume %s: %s.\nContinuing would mix results of different runs. Start a new results file, or pass --force to resume anyway", path, strings.Join(problems, "; "))
+	return problems
 }
 
 // resumed is what a results file holds for --resume.
 type resumed struct {
 	header *report.Header
-	done   map[string]map[string]agenteval.ExecutionStatus // suite -> test -> status
+	done   map[string]map[string]agenteval.ExecutionStatus // doneKey(suite, target) -> test -> status
 	n      int
+	// For --rerun-failed and --retry-errors: the results carried over
+	// into the new run, how many tests run again, and (--rerun-failed)
+	// which: only these of the unfinished tests run.
+	kept  []*agenteval.Result
+	rerun int
+	again map[string]map[string]bool
 	// cut is how many bytes of a cut-off last line were removed.
 	cut int64
 }
@@ -132,11 +145,7 @@ func readResumed(path string) (*resumed, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.done[res.Suite] == nil {
-			r.done[res.Suite] = map[string]agenteval.ExecutionStatus{}
-		}
-		r.done[res.Suite][res.TestID] = res.ExecutionStatus
-		r.n++
+		r.note(res)
 	}
 	r.header = rd.Header()
 	if cut, whole := rd.Cut(); cut {

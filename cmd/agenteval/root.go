@@ -129,6 +129,7 @@ func newRoot(e *env) *cobra.Command {
 		Short: "Evaluate multi-turn, tool-using AI agents",
 		Long: `agenteval evaluates multi-turn, tool-using AI agents, offline or against any
 provider (OpenAI, Anthropic, Gemini, Ollama, any OpenAI-compatible server).
+New here? agenteval init DIR writes a starter project and runs it offline.
 
 Run live conversation tests (AgentV's mode: conversation): the agent answers
 each turn with the whole history, every turn is graded, then the whole
@@ -176,7 +177,7 @@ Shell completion: agenteval completion bash|zsh|fish|powershell --help.`,
 		}
 		return loadEnvFile(envFile)
 	}
-	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newImportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e), newCacheCmd(e),
+	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newImportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e), newCacheCmd(e), newInitCmd(e),
 		newMergeCmd(e), newRunsCmd(e), newShowCmd(e), newTagCmd(e), newCompareCmd(e), newReportCmd(e), newViewCmd(e))
 	return root
 }

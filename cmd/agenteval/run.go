@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -42,6 +41,16 @@ type runFlags struct {
 	junit     string
 	resume    string
 	force     bool
+	// rerunFailed and retryErrors name an earlier results file whose
+	// failed (or errored) tests run again.
+	rerunFailed string
+	retryErrors string
+	// dryRun plays the agent, judge and simulated users with the fake
+	// model; dryScript scripts its agent.
+	dryRun    bool
+	dryScript string
+	// fakeJudge makes the fake model the judge and simulated users only.
+	fakeJudge bool
 	html      string
 	noStore   bool
 	runID     string
@@ -69,7 +78,11 @@ finishes: to -o FILE, or to stdout when it is redirected. On a terminal you
 see live progress and a summary table. Ctrl-C keeps the finished results,
 prints the summary and exits 130; --resume FILE continues a run, skipping
 the tests already in FILE (and refuses a file written for other suites or
-another target, unless --force).
+another target, unless --force). --rerun-failed FILE runs again only the
+tests that failed or errored in FILE, and --retry-errors FILE those that
+ended in an execution error (or are missing from it); either writes a whole
+new run, the other results of FILE carried over, so its summary, exit code
+and JUnit cover every test.
 
 Results files open with a run header (run id, suites and their hashes,
 target, judge, commit). Every run is also recorded in the project's store:
@@ -109,6 +122,11 @@ quoted glob such as 'evals/*.eval.yaml' is expanded the same way.`
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
 	fl.StringVar(&f.resume, "resume", "", "continue the run recorded in this results file: skip its tests, append the rest")
 	fl.BoolVar(&f.force, "force", false, "with --resume: continue even though the file was written for other suites or another target")
+	fl.StringVar(&f.rerunFailed, "rerun-failed", "", "run again the tests that failed or errored in this results file; its other results are carried into this run's")
+	fl.StringVar(&f.retryErrors, "retry-errors", "", "run again the tests that ended in an execution error in this results file, or are missing from it; the rest are carried over")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "check the suite's plumbing offline: a fake model in this process plays the agent, the judge and the simulated users (quality failures do not fail a dry run)")
+	fl.BoolVar(&f.fakeJudge, "fake-judge", false, "offline judging: a fake model in this process judges (every criterion passes) and plays the simulated users; the targets run as usual")
+	fl.StringVar(&f.dryScript, "dry-run-script", "", "with --dry-run (implied): the fake agent follows this script (see agenteval fakellm --help)")
 	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML report to this file")
 	fl.BoolVar(&f.noStore, "no-store", false, "do not record the run in the project's store (.agenteval/agenteval.db)")
 	fl.StringVar(&f.runID, "run-id", "", "id of the run (default: 12 random hex digits; with --shard, the CI pipeline's run, e.g. gh-RUN_ID-ATTEMPT on GitHub Actions)")
@@ -116,6 +134,7 @@ quoted glob such as 'evals/*.eval.yaml' is expanded the same way.`
 	fl.StringVar(&f.format, "format", "", "stdout format: table, jsonl or json (default: table on a terminal, else jsonl)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	f.judge.add(fl)
+	f.judge.noKeyHint = "\nTo try the suite without a key, add --fake-judge (a fake judge passes every criterion) or --dry-run (a fake plays the agent too)"
 	f.otlp.add(fl)
 	f.otel.add(fl)
 	return cmd
@@ -178,6 +197,13 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	if dry := f.dryRun || f.dryScript != ""; dry || f.fakeJudge {
+		stop, err := f.startFake(e, dry)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	judgeAvailable := f.judge.spec != "" || os.Getenv("AGENTEVAL_JUDGE") != ""
 	var suites []*suite.Suite
 	var loadErrs []string
@@ -188,13 +214,11 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	gc := debug.SetGCPercent(20)
 	configs := map[*suite.Suite]*project.Config{}
 	for _, p := range paths {
-		if strings.EqualFold(filepath.Ext(p), ".jsonl") {
-			if b, err := os.ReadFile(p); err == nil && suite.SniffJSONL(b) == suite.JSONLSamples {
-				loadErrs = append(loadErrs, fmt.Sprintf("%s holds recorded conversations (Ragas samples or OpenAI messages), not tests: score them with agenteval score %s --metric NAME", p, p))
-				continue
-			}
+		if msg := notTests(p); msg != "" {
+			loadErrs = append(loadErrs, msg)
+			continue
 		}
-		cfg, err := loadProject(p, f.config)
+		cfg, err := loadProject(p, f.config, e.noExec)
 		if err != nil {
 			loadErrs = append(loadErrs, err.Error())
 			continue
@@ -242,14 +266,15 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		return err
 	}
 	// What runs: each suite's tests, per target, in this shard.
-	var c counters
 	plans := map[*suite.Suite][]targetRun{}
-	matched := 0
+	selected := map[*suite.Suite][]*agenteval.Test{}
+	matched, shardTests := 0, 0
 	for _, s := range suites {
 		ts, err := run.Selected(s, f.filter)
 		if err != nil {
 			return usageErr("%v", err)
 		}
+		selected[s] = ts
 		plans[s] = f.targetRuns(s)
 		keep := sharding.keeps(s)
 		for i := range plans[s] {
@@ -262,7 +287,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			tr.keep = keep
 			for _, t := range ts {
 				if tr.selects(t) {
-					c.total++
+					shardTests++
 				}
 			}
 		}
@@ -270,10 +295,21 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	if matched == 0 && f.filter != "" {
 		return usageErr("%s", noMatch(f.filter, suites))
 	}
-	sharding.label(e, hdr, f.runID, f.resume != "", c.total)
+	sharding.label(e, hdr, f.runID, f.resume != "", shardTests)
 	// Results: -o writes a file afresh; --resume appends to its file.
 	out := f.output
 	var done *resumed
+	rerunFlag, rerunPath, err := f.rerunSource()
+	if err != nil {
+		return err
+	}
+	if rerunFlag != "" {
+		// The file is read whole before -o, which may name it, is
+		// started afresh.
+		if done, err = f.startRerun(e, rerunFlag, rerunPath, hdr); err != nil {
+			return err
+		}
+	}
 	if f.resume != "" {
 		if out != "" && out != f.resume {
 			return usageErr("--resume %s and -o %s differ; a resumed run appends to the file it resumes", f.resume, out)
@@ -325,7 +361,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		// -o starts the file afresh; only --resume adds to one, so a new
 		// run is never mixed into an old one's results.
 		mode := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-		if done != nil {
+		if f.resume != "" {
 			mode = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 		}
 		fh, err := os.OpenFile(out, mode, 0o644)
@@ -335,7 +371,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		files = append(files, fh)
 		w := report.NewJSONL(fh)
 		writers = append(writers, w)
-		if done == nil || (done.n == 0 && done.header == nil) {
+		if f.resume == "" || (done.n == 0 && done.header == nil) {
 			started = append(started, w)
 		}
 	}
@@ -383,12 +419,26 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 
 	var sum report.Summary
 	var sumMu sync.Mutex
-	if done != nil && done.n > 0 {
+	var c counters
+	if done != nil && done.kept != nil {
+		// The results carried over from the earlier run are part of this
+		// one: every writer gets them.
+		if err := done.carryOver(func(r *agenteval.Result) error {
+			c.add(r)
+			sum.Add(r)
+			return writers.Write(r)
+		}); err != nil {
+			return usageErr("%s: %v", rerunFlag, err)
+		}
+	} else if done != nil && done.n > 0 {
 		// The whole run is summed, reported and recorded, not only this
 		// session's part of it.
 		if err := resumeArchives(ctx, f.resume, done.n, hdr, &sum, &c, archives, rec); err != nil {
 			return usageErr("--resume: %v", err)
 		}
+	}
+	for _, s := range suites {
+		c.total += plannedTotal(s, plans[s], selected[s], done)
 	}
 	start := time.Now()
 	live := e.stderrTTY && !f.quiet
@@ -428,10 +478,16 @@ runs:
 				}
 				continue
 			}
-			if done != nil {
-				opt.Done = done.done[suiteName(s)]
-			}
 			opt.Select = tr.selects
+			if done != nil {
+				opt.Done = done.doneFor(suiteName(s), opt.Target)
+				if done.again != nil {
+					name := opt.Target
+					opt.Select = func(t *agenteval.Test) bool {
+						return tr.selects(t) && done.runsAgain(suiteName(s), name, t.ID)
+					}
+				}
+			}
 			if err := run.RunSuite(ctx, s, opt, emit); err != nil {
 				runErr = err
 				break runs
@@ -468,7 +524,16 @@ runs:
 		}
 		return &exitError{code: exitExecution, err: runErr}
 	}
-	return exitCode(runExit(sum))
+	code := runExit(sum)
+	if (f.dryRun || f.dryScript != "") && code == exitFailed {
+		// The fake's replies are canned: failed checks are expected, and
+		// only errors say the plumbing is broken.
+		if !f.quiet {
+			fmt.Fprintln(e.stderr, "dry run: the plumbing works (no execution errors); failed checks are expected from the fake's canned replies")
+		}
+		code = exitOK
+	}
+	return exitCode(code)
 }
 
 // header describes the run about to start.
@@ -534,9 +599,10 @@ func resumeArchives(ctx context.Context, path string, n int, hdr *report.Header,
 }
 
 // loadProject finds the project file for an eval file: --config, else the
-// nearest agenteval.yaml at or above it.
-func loadProject(path, explicit string) (*project.Config, error) {
-	cfg, err := project.For(path, explicit, suite.Options{})
+// nearest agenteval.yaml at or above it. Under --no-exec its command
+// targets are refused, as an eval file's are.
+func loadProject(path, explicit string, noExec bool) (*project.Config, error) {
+	cfg, err := project.For(path, explicit, suite.Options{NoExec: noExec})
 	if err != nil {
 		return nil, err
 	}
@@ -590,6 +656,7 @@ func (f *runFlags) options(s *suite.Suite, cfg *project.Config, choice string) (
 		return run.Options{}, err
 	}
 	agent, err := target.Open(ts, s, target.Options{Configure: func(c *provider.Config) {
+		f.judge.dryRun(c)
 		c.Prices = prices
 		c.Timeout, c.RequestsPerMinute, c.Concurrency, c.CallBudget = f.judge.timeout, f.judge.rpm, conc, f.judge.callBudget
 		c.MaxRetries = f.judge.maxRetries

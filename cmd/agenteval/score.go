@@ -201,6 +201,11 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	if !(f.threshold >= 0 && f.threshold <= 1) {
 		return usageErr("--threshold %v is outside [0, 1]", f.threshold)
 	}
+	if f.input.format == "" {
+		if err := notRecorded(path); err != nil {
+			return err
+		}
+	}
 	metrics, names, err := buildMetrics(f.metrics, f.criteria, f.threshold, &f.judge)
 	if err != nil {
 		return err

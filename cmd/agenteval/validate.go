@@ -51,7 +51,7 @@ and targets, whichever spelling (AgentV v4 or v5 keys) the file used.`,
 					code = max(code, validateProject(e, path))
 					continue
 				}
-				cfg, err := loadProject(path, config)
+				cfg, err := loadProject(path, config, e.noExec)
 				if err != nil {
 					fmt.Fprintln(e.stderr, err.Error())
 					code = max(code, exitFailed)
@@ -80,7 +80,7 @@ and targets, whichever spelling (AgentV v4 or v5 keys) the file used.`,
 
 // validateProject checks a project file and returns its exit code.
 func validateProject(e *env, path string) int {
-	c, err := project.Load(path, suite.Options{})
+	c, err := project.Load(path, suite.Options{NoExec: e.noExec})
 	if err != nil {
 		if c == nil {
 			fmt.Fprintf(e.stderr, "%s: %v\n", path, errors.Unwrap(err))

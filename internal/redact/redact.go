@@ -16,10 +16,13 @@ import (
 // Mask replaces a secret.
 const Mask = "[REDACTED]"
 
+// mu guards the secrets and whether the environment's are among them.
+// A plain flag, not a sync.Once: Reload clears it while other goroutines
+// may be redacting.
 var (
 	mu        sync.RWMutex
 	secrets   []string
-	envLoaded sync.Once
+	envLoaded bool
 )
 
 // secretMarks in an environment variable's or header's name say it holds
@@ -51,24 +54,47 @@ func SecretName(name string) bool {
 	return last == "KEY" || (last == "PAT" && len(words) > 1)
 }
 
+// loadEnv adds the secrets of the environment, once until Reload.
 func loadEnv() {
+	mu.RLock()
+	loaded := envLoaded
+	mu.RUnlock()
+	if loaded {
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if envLoaded {
+		return
+	}
+	envLoaded = true
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		if SecretName(k) {
-			Add(v)
+			addLocked(v)
 		}
 	}
 }
 
-// Reload re-reads the environment; tests that set variables call it.
+// Reload re-reads the environment; tests that set variables call it. It
+// is safe while other goroutines redact.
 func Reload() {
-	envLoaded = sync.Once{}
+	mu.Lock()
+	envLoaded = false
+	mu.Unlock()
 }
 
 // Add makes String hide s, and also its part after an auth scheme
 // ("Bearer sk-..." hides "sk-..." wherever it shows). Values shorter than
 // 8 characters are ignored: hiding them would mangle ordinary text.
 func Add(s string) {
+	mu.Lock()
+	defer mu.Unlock()
+	addLocked(s)
+}
+
+// addLocked is Add with mu held.
+func addLocked(s string) {
 	s = strings.TrimSpace(s)
 	if scheme, rest, ok := strings.Cut(s, " "); ok && isScheme(scheme) {
 		add(strings.TrimSpace(rest))
@@ -84,12 +110,11 @@ func isScheme(s string) bool {
 	return false
 }
 
+// add adds one secret; mu is held.
 func add(s string) {
 	if len(s) < 8 {
 		return
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	for _, have := range secrets {
 		if have == s {
 			return
@@ -103,7 +128,7 @@ func add(s string) {
 // Any reports whether there is any secret to hide, so that callers can
 // skip walking large values when there is none.
 func Any() bool {
-	envLoaded.Do(loadEnv)
+	loadEnv()
 	mu.RLock()
 	defer mu.RUnlock()
 	return len(secrets) > 0
@@ -113,7 +138,7 @@ func Any() bool {
 // length, the password of any URL in s and the values of query parameters
 // named like credentials (?api_key=..., &token=..., &sig=...).
 func String(s string) string {
-	envLoaded.Do(loadEnv)
+	loadEnv()
 	mu.RLock()
 	for _, sec := range secrets {
 		if strings.Contains(s, sec) {

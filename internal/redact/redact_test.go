@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"sync"
+	"testing"
+)
 
 func TestSecretName(t *testing.T) {
 	for name, want := range map[string]bool{
@@ -64,4 +67,30 @@ func TestShortCredentialsInURLs(t *testing.T) {
 			t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+// TestReloadWhileRedacting: Reload may run while other goroutines redact
+// (go test -race finds no race), and a secret of the environment stays
+// hidden throughout.
+func TestReloadWhileRedacting(t *testing.T) {
+	t.Setenv("RACE_SERVICE_TOKEN", "tok-race-0123456789")
+	Reload()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200 {
+				if got := String("x tok-race-0123456789"); got != "x "+Mask {
+					t.Errorf("String = %q, want the token hidden", got)
+					return
+				}
+				Any()
+			}
+		}()
+	}
+	for range 200 {
+		Reload()
+	}
+	wg.Wait()
 }

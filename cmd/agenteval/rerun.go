@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/suite"
+	"github.com/agenteval/agenteval/target"
+)
+
+// doneKey names a suite's tests against one target in a resumed or rerun
+// file's maps; results written before results named their target have "".
+func doneKey(suite, target string) string { return suite + "\x00" + target }
+
+// doneFor are the finished tests of a suite against a target, for
+// run.Options.Done.
+func (r *resumed) doneFor(suite, target string) map[string]agenteval.ExecutionStatus {
+	m := r.done[doneKey(suite, target)]
+	if old := r.done[doneKey(suite, "")]; target != "" && len(old) > 0 {
+		merged := make(map[string]agenteval.ExecutionStatus, len(m)+len(old))
+		for id, st := range old {
+			merged[id] = st
+		}
+		for id, st := range m {
+			merged[id] = st
+		}
+		return merged
+	}
+	return m
+}
+
+// note records a finished test.
+func (r *resumed) note(res *agenteval.Result) {
+	k := doneKey(res.Suite, res.Target)
+	if r.done[k] == nil {
+		r.done[k] = map[string]agenteval.ExecutionStatus{}
+	}
+	r.done[k][res.TestID] = res.ExecutionStatus
+	r.n++
+}
+
+// readRerun reads an earlier results file for --rerun-failed (errorsOnly
+// false: the tests that failed or ended in an error run again) or
+// --retry-errors (errorsOnly: the tests that ended in an execution error,
+// and those the file lacks, run again). The other results are kept, to be
+// written into the new run as they are.
+func readRerun(path string, errorsOnly bool) (*resumed, error) {
+	r := &resumed{done: map[string]map[string]agenteval.ExecutionStatus{}}
+	if !errorsOnly {
+		r.again = map[string]map[string]bool{}
+	}
+	hdr, err := report.ReadResults(path, func(res *agenteval.Result) error {
+		runAgain := res.ExecutionStatus == agenteval.StatusExecutionError
+		if !errorsOnly {
+			runAgain = runAgain || res.Verdict == agenteval.VerdictFail || res.Verdict == agenteval.VerdictError
+		}
+		if !runAgain {
+			r.note(res)
+			r.kept = append(r.kept, res)
+			return nil
+		}
+		if r.again != nil {
+			k := doneKey(res.Suite, res.Target)
+			if r.again[k] == nil {
+				r.again[k] = map[string]bool{}
+			}
+			r.again[k][res.TestID] = true
+		}
+		r.rerun++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.header = hdr
+	return r, nil
+}
+
+// runsAgain says whether a test not finished in the earlier file runs in
+// this one: with --rerun-failed only the tests that failed there do.
+func (r *resumed) runsAgain(suite, target, id string) bool {
+	if r == nil || r.again == nil {
+		return true
+	}
+	return r.again[doneKey(suite, target)][id] || r.again[doneKey(suite, "")][id]
+}
+
+// rerunSource is the file --rerun-failed or --retry-errors names, and
+// which of them did; it checks that at most one of them and --resume is
+// given.
+func (f *runFlags) rerunSource() (flag, path string, err error) {
+	var given []string
+	for _, g := range []struct{ flag, path string }{{"--resume", f.resume}, {"--rerun-failed", f.rerunFailed}, {"--retry-errors", f.retryErrors}} {
+		if g.path != "" {
+			given = append(given, g.flag)
+			flag, path = g.flag, g.path
+		}
+	}
+	if len(given) > 1 {
+		return "", "", usageErr("%s and %s both name a results file to continue from; give one", given[0], given[1])
+	}
+	if flag == "--resume" {
+		return "", "", nil
+	}
+	return flag, path, nil
+}
+
+// startRerun reads the earlier file and says what this run does with it.
+func (f *runFlags) startRerun(e *env, flag, path string, hdr *report.Header) (*resumed, error) {
+	r, err := readRerun(path, flag == "--retry-errors")
+	if err != nil {
+		return nil, usageErr("%s: %v", flag, err)
+	}
+	if old := r.header; old != nil {
+		// The kept results were graded by the suites as they were then:
+		// say so when they have changed, but carry on, since changing the
+		// suite is often the fix.
+		if p := resumeProblems(old, hdr); len(p) > 0 && !f.quiet {
+			fmt.Fprintf(e.stderr, "agenteval: warning: %s %s: %s; the results carried over are from that run\n", flag, path, strings.Join(p, "; "))
+		}
+	}
+	if !f.quiet {
+		what := "failed or errored"
+		if flag == "--retry-errors" {
+			what = "errored (or missing)"
+		}
+		if r.rerun == 0 && flag == "--rerun-failed" {
+			fmt.Fprintf(e.stderr, "%s: no test failed in %s; nothing to run again\n", flag, path)
+		} else {
+			fmt.Fprintf(e.stderr, "running the %s tests of %s again (%d); %s carried over\n", what, path, r.rerun, counted(len(r.kept), "result"))
+		}
+	}
+	return r, nil
+}
+
+// carryOver writes the kept results into the new run: its writers, the
+// summary and the counters.
+func (r *resumed) carryOver(add func(*agenteval.Result) error) error {
+	for _, res := range r.kept {
+		if err := add(res); err != nil {
+			return err
+		}
+	}
+	r.kept = nil
+	return nil
+}
+
+// plannedTotal counts the tests a run will report: for each target run of
+// each suite, the selected tests already finished or to run again.
+func plannedTotal(s *suite.Suite, trs []targetRun, ts []*agenteval.Test, done *resumed) int {
+	n := 0
+	for _, tr := range trs {
+		name := ""
+		if sel, err := target.Select(s, tr.target); err == nil {
+			name = sel.Name
+		}
+		for _, t := range ts {
+			if !tr.selects(t) {
+				continue
+			}
+			if done == nil || done.again == nil {
+				n++
+				continue
+			}
+			if _, finished := done.doneFor(suiteName(s), name)[t.ID]; finished || done.runsAgain(suiteName(s), name, t.ID) {
+				n++
+			}
+		}
+	}
+	return n
+}
