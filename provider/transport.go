@@ -85,6 +85,10 @@ func newHTTPClient() *http.Client {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// A judge's request (its prompt, the transcript and the schema)
+		// is 4 to 10 KB: with the default 4 KB buffer it took two writes
+		// and a copy buffer per request.
+		WriteBufferSize: 16 << 10,
 	}
 	return &http.Client{Transport: recordingTransport{base: tr}}
 }

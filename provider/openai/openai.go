@@ -9,6 +9,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,13 +66,15 @@ type chatRequest struct {
 }
 
 type chatMessage struct {
-	Role    string  `json:"role"`
-	Content *string `json:"content,omitempty"`
-	// Parts replaces Content for a message with images: text and
-	// image_url parts, as the chat API takes them.
-	Parts      []contentPart `json:"-"`
-	ToolCalls  []wireCall    `json:"tool_calls,omitempty"`
-	ToolCallID string        `json:"tool_call_id,omitempty"`
+	Role string `json:"role"`
+	// Content is a *string, nil for an assistant message that only calls
+	// tools, or []contentPart for a message with images (text and
+	// image_url parts, as the chat API takes them). A plain field rather
+	// than a MarshalJSON method: encoding/json re-validates and compacts
+	// whatever a marshaler returns, which cost more than the encoding.
+	Content    any        `json:"content,omitempty"`
+	ToolCalls  []wireCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
 }
 
 type contentPart struct {
@@ -82,19 +85,6 @@ type contentPart struct {
 
 type imageURL struct {
 	URL string `json:"url"`
-}
-
-// MarshalJSON writes a message's content as a string, or as parts when it
-// carries images.
-func (m chatMessage) MarshalJSON() ([]byte, error) {
-	type plain chatMessage
-	if len(m.Parts) == 0 {
-		return json.Marshal(plain(m))
-	}
-	return json.Marshal(struct {
-		plain
-		Content []contentPart `json:"content"`
-	}{plain(m), m.Parts})
 }
 
 type wireCall struct {
@@ -205,10 +195,15 @@ func (m *model) Generate(ctx context.Context, req *agenteval.ModelRequest) (*age
 }
 
 func (m *model) post(ctx context.Context, body *chatRequest) (*chatResponse, error) {
-	raw, err := json.Marshal(body)
-	if err != nil {
+	// Without HTML escaping: a judge's prompt is full of tags, and "\u003c"
+	// for each "<" made its body a tenth longer to write and to read.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body); err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
+	raw := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	var resp chatResponse
 	if err := m.client.Post(ctx, "chat/completions", json.RawMessage(raw), &resp); err != nil {
 		var apiErr *sdk.Error
@@ -261,14 +256,18 @@ func toMessage(m agenteval.Message) (chatMessage, error) {
 	cm := chatMessage{Role: string(m.Role), Content: &content}
 	switch m.Role {
 	case agenteval.RoleSystem, agenteval.RoleUser:
+		var parts []contentPart
 		for _, p := range m.Parts {
 			if p.Type != "image" || p.URL == "" {
 				continue
 			}
-			if cm.Parts == nil {
-				cm.Parts = []contentPart{{Type: "text", Text: m.Content}}
+			if parts == nil {
+				parts = []contentPart{{Type: "text", Text: m.Content}}
 			}
-			cm.Parts = append(cm.Parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: p.URL}})
+			parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: p.URL}})
+		}
+		if parts != nil {
+			cm.Content = parts
 		}
 	case agenteval.RoleTool:
 		cm.ToolCallID = m.ToolCallID

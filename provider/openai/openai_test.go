@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/fakellm"
 	"github.com/agenteval/agenteval/provider"
+	"github.com/google/go-cmp/cmp"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -326,5 +328,40 @@ func TestNothingListening(t *testing.T) {
 	// Later calls fail at once.
 	if _, err := m.Generate(context.Background(), ask("x")); !errors.As(err, &fe) {
 		t.Errorf("second call: %v", err)
+	}
+}
+
+// The wire shape of each message kind: plain text content, content parts
+// for a message with an image, no content for an assistant message that
+// only calls tools, and a tool result's call id.
+func TestMessageWireShapes(t *testing.T) {
+	s := start(t, fakellm.Options{})
+	req := &agenteval.ModelRequest{Messages: agenteval.Conversation{
+		{Role: agenteval.RoleSystem, Content: "be brief"},
+		{Role: agenteval.RoleUser, Content: "what is this?", Parts: []agenteval.Part{{Type: "image", MediaType: "image/png", URL: "data:image/png;base64,AAAA"}}},
+		{Role: agenteval.RoleAssistant, ToolCalls: []agenteval.ToolCall{{ID: "c1", Name: "look", Args: map[string]any{"at": "<img>"}}}},
+		{Role: agenteval.RoleTool, ToolCallID: "c1", Content: "a <cat> & a dog"},
+	}}
+	if _, err := open(t, s, nil).Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var sent struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	raw := s.Requests()[0].Raw
+	if err := json.Unmarshal(raw, &sent); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		{"role": "system", "content": "be brief"},
+		{"role": "user", "content": []any{
+			map[string]any{"type": "text", "text": "what is this?"},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,AAAA"}},
+		}},
+		{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": "look", "arguments": `{"at":"\u003cimg\u003e"}`}}}},
+		{"role": "tool", "content": "a <cat> & a dog", "tool_call_id": "c1"},
+	}
+	if diff := cmp.Diff(want, sent.Messages); diff != "" {
+		t.Errorf("messages on the wire (-want +got):\n%s\nbody: %s", diff, raw)
 	}
 }
