@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/template"
 )
 
@@ -33,9 +34,17 @@ const userMarker = "\n=== user ===\n"
 // process that quoted text cannot know (and from which NUL bytes are
 // stripped); each rendering swaps the placeholder for its nonce. So a
 // rendering costs no template copy, and templates are safe for concurrent
-// use.
+// use. A template whose text does not depend on its data (the system part
+// of most prompts: rules and quoting instructions) is run once, at parse
+// time, and each rendering only swaps in its nonce.
 type Template struct {
 	t *template.Template
+	// static is the output, placeholder included, of a template that does
+	// not read its data; "" when it does.
+	static string
+	// size is the length of the last rendering, to size the next one's
+	// buffer: growing it piece by piece was most of a rendering's cost.
+	size atomic.Int64
 }
 
 // placeholder stands for the nonce while a template runs.
@@ -52,15 +61,46 @@ func ParseTemplate(name, text string) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prompt %s: %w", name, err)
 	}
-	return &Template{t: t}, nil
+	out := &Template{t: t}
+	out.static = out.staticText()
+	return out, nil
+}
+
+// probe is data with no fields whose printed form is a secret of the
+// process: a template that reads a field of it fails, and one that prints
+// it shows the secret.
+type probe struct{}
+
+var probeText = "\x00probe" + NewNonce() + "\x00"
+
+func (probe) String() string { return probeText }
+
+// staticText runs the template without data and with a probe. When both
+// succeed, agree, and show nothing of the probe, the template's output
+// cannot depend on its data (it reads no field of it and neither prints
+// nor tests it), and that output is returned.
+func (t *Template) staticText() string {
+	var a, b strings.Builder
+	if t.t.Execute(&a, nil) != nil || t.t.Execute(&b, probe{}) != nil {
+		return ""
+	}
+	if a.String() != b.String() || strings.Contains(a.String(), probeText) || a.Len() == 0 {
+		return ""
+	}
+	return strings.TrimSpace(a.String())
 }
 
 // Execute renders the template with data under nonce.
 func (t *Template) Execute(nonce string, data any) (string, error) {
+	if t.static != "" {
+		return strings.ReplaceAll(t.static, placeholder, nonce), nil
+	}
 	var b strings.Builder
+	b.Grow(int(t.size.Load()))
 	if err := t.t.Execute(&b, data); err != nil {
 		return "", err
 	}
+	t.size.Store(int64(b.Len()))
 	return strings.ReplaceAll(strings.TrimSpace(b.String()), placeholder, nonce), nil
 }
 
