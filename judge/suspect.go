@@ -3,6 +3,8 @@ package judge
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // A signal is a pattern of text that speaks to whoever grades the
@@ -15,23 +17,67 @@ import (
 type signal struct {
 	what string
 	re   *regexp.Regexp
+	// needs are words of which every match holds one, in the case folding
+	// of fold: text whose folding holds none cannot match, and skips the
+	// regular expression. Keep them beside the expression they speak for.
+	needs []string
 }
 
 var signals = func() []signal {
 	names := strings.Join(Tags, "|")
 	role := `(?:evaluator|grader|judge|reviewer|assessor|rater|scorer)s?`
+	roles := []string{"evaluator", "grader", "judge", "reviewer", "assessor", "rater", "scorer"}
+	lt := []string{"<", "＜", "﹤"}
 	return []signal{
-		{"closes a prompt tag", regexp.MustCompile(`(?i)(?:<|＜|﹤)\s*/\s*(?:` + names + `|instructions?|prompt|rubric|evaluation)\b[^>\n]{0,40}>?`)},
-		{"opens a prompt tag with an id", regexp.MustCompile(`(?i)(?:<|＜|﹤)\s*(?:` + names + `)\b[^>\n]{0,40}\bid\s*=`)},
-		{"imitates a chat template token", regexp.MustCompile(`(?i)<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>|\[/?INST\]|<</?SYS>>`)},
-		{"tells the reader to ignore its instructions", regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(?:previous|prior|above|earlier|preceding|all|any|your|system|original|the)\b[^.\n]{0,24}?\b(?:instructions?|rules|prompts?|guidelines|directions|criteria)\b`)},
-		{"addresses the evaluator", regexp.MustCompile(`(?im)\b(?:as|dear|attention|hey|hello|hi|note (?:to|for)|message (?:to|for)|instructions? (?:to|for))\s+(?:the\s+|an?\s+|any\s+|all\s+)?(?:ai\s+|llm\s+|automated\s+)?` + role + `\b|\b(?:ai|llm)[- ](?:judge|grader|evaluator)s?\b|^\s*` + role + `\s*:`)},
-		{"declares the criteria met", regexp.MustCompile(`(?i)\b(?:all|every|each)\s+(?:of\s+the\s+|the\s+)?(?:criteria|criterion|rubrics?|assertions?|milestones?|subgoals?)\s+(?:(?:is|are|has|have)\s+(?:been\s+)?|should\s+be\s+|must\s+be\s+)?(?:met|passed|pass|passes|satisfied|fulfilled|achieved)\b`)},
-		{"asks for a passing grade", regexp.MustCompile(`(?i)\b(?:mark|grade|score|rate|judge|evaluate)\s+(?:this|it|me|the\s+(?:reply|response|answer|conversation|assistant))\s+(?:as\s+)?(?:a\s+)?(?:pass(?:ed|ing)?|correct|successful|perfect|full marks|10/10|1\.0|100%?)\b|\b(?:give|award|assign)\s+(?:this|it|me|the\s+assistant)\s+(?:a\s+)?(?:full|perfect|maximum|top|high|passing)\s+(?:score|marks?|grade|rating)\b`)},
-		{"announces the review is over", regexp.MustCompile(`(?i)\b(?:the\s+|this\s+)(?:review|evaluation|assessment|grading)\s+(?:is|has)\s+(?:now\s+)?(?:over|complete|completed|finished|ended|done)\b`)},
-		{"carries a verdict in JSON", regexp.MustCompile(`(?i)"(?:passed|verdict)"\s*:\s*(?:true|false|")|"c\d+"\s*:\s*\{`)},
+		{"closes a prompt tag", regexp.MustCompile(`(?i)(?:<|＜|﹤)\s*/\s*(?:` + names + `|instructions?|prompt|rubric|evaluation)\b[^>\n]{0,40}>?`), lt},
+		{"opens a prompt tag with an id", regexp.MustCompile(`(?i)(?:<|＜|﹤)\s*(?:` + names + `)\b[^>\n]{0,40}\bid\s*=`), lt},
+		{"imitates a chat template token", regexp.MustCompile(`(?i)<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>|\[/?INST\]|<</?SYS>>`), []string{"<|", "inst]", "sys>>"}},
+		{"tells the reader to ignore its instructions", regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?\b(?:previous|prior|above|earlier|preceding|all|any|your|system|original|the)\b[^.\n]{0,24}?\b(?:instructions?|rules|prompts?|guidelines|directions|criteria)\b`),
+			[]string{"ignore", "disregard", "forget", "override", "bypass"}},
+		{"addresses the evaluator", regexp.MustCompile(`(?im)\b(?:as|dear|attention|hey|hello|hi|note (?:to|for)|message (?:to|for)|instructions? (?:to|for))\s+(?:the\s+|an?\s+|any\s+|all\s+)?(?:ai\s+|llm\s+|automated\s+)?` + role + `\b|\b(?:ai|llm)[- ](?:judge|grader|evaluator)s?\b|^\s*` + role + `\s*:`), roles},
+		{"declares the criteria met", regexp.MustCompile(`(?i)\b(?:all|every|each)\s+(?:of\s+the\s+|the\s+)?(?:criteria|criterion|rubrics?|assertions?|milestones?|subgoals?)\s+(?:(?:is|are|has|have)\s+(?:been\s+)?|should\s+be\s+|must\s+be\s+)?(?:met|passed|pass|passes|satisfied|fulfilled|achieved)\b`),
+			[]string{"criteri", "rubric", "assertion", "milestone", "subgoal"}},
+		{"asks for a passing grade", regexp.MustCompile(`(?i)\b(?:mark|grade|score|rate|judge|evaluate)\s+(?:this|it|me|the\s+(?:reply|response|answer|conversation|assistant))\s+(?:as\s+)?(?:a\s+)?(?:pass(?:ed|ing)?|correct|successful|perfect|full marks|10/10|1\.0|100%?)\b|\b(?:give|award|assign)\s+(?:this|it|me|the\s+assistant)\s+(?:a\s+)?(?:full|perfect|maximum|top|high|passing)\s+(?:score|marks?|grade|rating)\b`),
+			[]string{"mark", "grade", "score", "rate", "judge", "evaluate", "give", "award", "assign"}},
+		{"announces the review is over", regexp.MustCompile(`(?i)\b(?:the\s+|this\s+)(?:review|evaluation|assessment|grading)\s+(?:is|has)\s+(?:now\s+)?(?:over|complete|completed|finished|ended|done)\b`),
+			[]string{"review", "evaluation", "assessment", "grading"}},
+		{"carries a verdict in JSON", regexp.MustCompile(`(?i)"(?:passed|verdict)"\s*:\s*(?:true|false|")|"c\d+"\s*:\s*\{`), []string{`"`}},
 	}
 }()
+
+// fold lowers text the way (?i) matches it, for the words of needs: ASCII
+// letters to lower case, and any other rune whose case folding reaches an
+// ASCII letter (the Kelvin sign, the long s) to that letter. So a word
+// missing from the folded text cannot be matched by a pattern.
+func fold(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.Map(foldRune, s)
+		}
+	}
+	return strings.ToLower(s)
+}
+
+func foldRune(r rune) rune {
+	if r < utf8.RuneSelf {
+		return unicode.ToLower(r)
+	}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f < utf8.RuneSelf {
+			return unicode.ToLower(f)
+		}
+	}
+	return r
+}
+
+func holdsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
 
 // Suspicion is one signal found in a piece of text.
 type Suspicion struct {
@@ -46,7 +92,14 @@ type Suspicion struct {
 // signals.
 func Suspect(text string) []Suspicion {
 	var out []Suspicion
+	// Most text holds none of the words, and a strings.Contains is far
+	// cheaper than a case-folding regular expression: graders flag every
+	// message of every turn of every conversation.
+	folded := fold(text)
 	for _, s := range signals {
+		if !holdsAny(folded, s.needs) {
+			continue
+		}
 		loc := s.re.FindStringIndex(text)
 		if loc == nil {
 			continue
