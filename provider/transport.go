@@ -40,6 +40,7 @@ type recordingTransport struct {
 }
 
 func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = inMemoryBody(req)
 	resp, err := t.base.RoundTrip(req)
 	if ci, ok := req.Context().Value(callInfoKey{}).(*callInfo); ok && resp != nil {
 		ci.mu.Lock()
@@ -48,6 +49,28 @@ func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		ci.mu.Unlock()
 	}
 	return resp, err
+}
+
+// inMemoryBody gives the transport a request whose body it can tell is in
+// memory. The SDKs wrap the body in readers of their own (openai-go's
+// closeOnceReadCloser), which net/http cannot see through, so it flushed
+// the headers in a write of their own before copying the body in another,
+// through a buffer it allocated: two writes per request instead of one,
+// and as many reads at the server. A body that GetBody can give again (an
+// SDK's encoded JSON) is taken afresh from it; the wrapped one is closed
+// unread, as the transport would have closed it.
+func inMemoryBody(req *http.Request) *http.Request {
+	if req.Body == nil || req.Body == http.NoBody || req.GetBody == nil || req.ContentLength <= 0 {
+		return req
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return req
+	}
+	req.Body.Close()
+	r := *req // a RoundTripper may not change the caller's request
+	r.Body = body
+	return &r
 }
 
 // retryAfter reads retry-after-ms (OpenAI), then Retry-After as seconds
