@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -11,23 +10,16 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/agent"
 	"github.com/agenteval/agenteval/internal/fakellm"
+	"github.com/agenteval/agenteval/internal/loadsuite"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/suite"
 )
 
-// loadSuite200 is the DESIGN workload: conversations of 4 turns, each turn
-// graded by one judge rubric.
+// loadSuiteN is the DESIGN workload: n conversations of 4 turns, each
+// turn graded by one judge rubric.
 func loadSuiteN(b testing.TB, n int) *suite.Suite {
-	var y strings.Builder
-	y.WriteString("tests:\n")
-	for i := range n {
-		fmt.Fprintf(&y, "  - id: c%d\n    mode: conversation\n    turns:\n", i)
-		for k := range 4 {
-			fmt.Fprintf(&y, "      - input: question %d of conversation %d\n        assertions: [Answers the question]\n", k+1, i)
-		}
-	}
-	s, err := suite.Parse("load.yaml", []byte(y.String()), suite.Options{JudgeAvailable: true})
+	s, err := suite.Parse("load.yaml", loadsuite.Conversations(n), suite.Options{JudgeAvailable: true})
 	if err != nil {
 		b.Fatal(err)
 	}
