@@ -216,7 +216,7 @@ func Open(cfg Config) (agenteval.Model, error) {
 		cfg.APIKey = cfg.Provider // local servers ignore it, but SDKs want one
 	}
 	cfg = withDefaults(cfg)
-	client := newHTTPClient()
+	client := newHTTPClient(cfg.Concurrency)
 	raw, err := base.factory(cfg, client)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg, err)

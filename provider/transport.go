@@ -97,14 +97,19 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 }
 
 // newHTTPClient is the client every adapter uses. It has no overall
-// timeout: each attempt's context carries one.
-func newHTTPClient() *http.Client {
+// timeout: each attempt's context carries one. It keeps as many idle
+// connections as the model may have calls in flight (its Concurrency, at
+// least 128): with fewer, a connection that a finished call returns is
+// closed while other calls are still coming, and the next call dials again
+// (Go's default is 2 per host).
+func newHTTPClient(concurrency int) *http.Client {
+	idle := max(concurrency, 128)
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   128,
+		MaxIdleConns:          2 * idle,
+		MaxIdleConnsPerHost:   idle,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,

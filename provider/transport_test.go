@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -84,7 +86,7 @@ func TestOneWritePerRequest(t *testing.T) {
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
 	}()
 	var writes atomic.Int32
-	client := newHTTPClient()
+	client := newHTTPClient(0)
 	tr := client.Transport.(recordingTransport).base.(*http.Transport)
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
@@ -101,5 +103,45 @@ func TestOneWritePerRequest(t *testing.T) {
 	resp.Body.Close()
 	if n := writes.Load(); n != 1 {
 		t.Errorf("the request took %d writes, want 1", n)
+	}
+}
+
+// Calls in flight up to the model's concurrency keep their connections
+// between waves: none is closed for want of idle room and dialled again.
+func TestIdleConnectionsFollowConcurrency(t *testing.T) {
+	const n = 200 // above the old fixed 128 per host
+	var conns atomic.Int32
+	var arrived sync.WaitGroup
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Done()
+		arrived.Wait() // every call of the wave holds its connection at once
+		io.WriteString(w, "{}")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	client := newHTTPClient(n)
+	for wave := range 2 {
+		arrived.Add(n)
+		var done sync.WaitGroup
+		for range n {
+			done.Go(func() {
+				resp, err := client.Get(srv.URL)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			})
+		}
+		done.Wait()
+		if got := conns.Load(); got != n {
+			t.Fatalf("after wave %d: %d connections opened, want %d", wave+1, got, n)
+		}
 	}
 }
