@@ -40,7 +40,7 @@ func cpuTime() time.Duration {
 func BenchmarkConversations(b *testing.B) {
 	for _, latency := range []time.Duration{50 * time.Millisecond, 0} {
 		b.Run(fmt.Sprintf("latency=%s", latency), func(b *testing.B) {
-			srv, err := fakellm.Start(fakellm.Options{Latency: latency})
+			srv, err := fakellm.Start(fakellm.Options{Latency: latency, NoLog: true})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -65,7 +65,7 @@ user gets the same short text each turn. Point agenteval at it with:
 					return usageErr("%v", err)
 				}
 			}
-			s := fakellm.Serve(ln, fakellm.Options{Latency: latency, CallTools: callTools})
+			s := fakellm.Serve(ln, fakellm.Options{Latency: latency, CallTools: callTools, NoLog: true})
 			s.Add(rules...)
 			if structure {
 				s.Add(&fakellm.Rule{Match: func(r *fakellm.Request) bool { return r.SchemaName() != "" }, Reply: fakellm.StructureJudge(evidence...)})

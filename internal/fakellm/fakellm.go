@@ -203,6 +203,9 @@ type Options struct {
 	// tool call (CallNextTool), so that agents driven by the fake call
 	// tools.
 	CallTools bool
+	// NoLog keeps no request log (Requests returns nothing), for load
+	// runs: a long run would hold every request it was sent.
+	NoLog bool
 }
 
 // Server is a running fake. Its zero value is not usable; call Start.
@@ -275,7 +278,7 @@ func (s *Server) Reset() {
 	s.calls.Store(0)
 }
 
-// Requests returns a copy of the request log.
+// Requests returns a copy of the request log (empty with Options.NoLog).
 func (s *Server) Requests() []*Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -312,10 +315,13 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "invalid_request_error", "request body is not valid JSON: "+err.Error())
 		return
 	}
-	req.Raw, req.Header = body, r.Header.Clone()
-	s.mu.Lock()
-	s.log = append(s.log, &req)
-	s.mu.Unlock()
+	req.Raw, req.Header = body, r.Header
+	if !s.opts.NoLog {
+		req.Header = r.Header.Clone()
+		s.mu.Lock()
+		s.log = append(s.log, &req)
+		s.mu.Unlock()
+	}
 
 	if s.opts.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.opts.APIKey {
 		writeError(w, 401, "invalid_api_key", "Incorrect API key provided.")

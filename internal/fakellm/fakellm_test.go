@@ -2,6 +2,8 @@ package fakellm
 
 import (
 	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +30,35 @@ func TestCallNextTool(t *testing.T) {
 	c, ok = CallNextTool(&req)
 	if !ok || c.Name != "search" || c.Arguments != `{"limit":1,"order":"oldest"}` {
 		t.Errorf("second call = %+v, %v", c, ok)
+	}
+}
+
+// With NoLog the fake answers and counts requests, and keeps none; a rule
+// that matches on the API key still sees the header.
+func TestNoLog(t *testing.T) {
+	for _, noLog := range []bool{false, true} {
+		s, err := Start(Options{NoLog: noLog, APIKey: "k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"k", "wrong"} {
+			req, _ := http.NewRequest("POST", s.URL+"/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if want := map[string]int{"k": 200, "wrong": 401}[key]; resp.StatusCode != want {
+				t.Errorf("NoLog %v, key %s: status %d, want %d", noLog, key, resp.StatusCode, want)
+			}
+		}
+		if s.Calls() != 2 {
+			t.Errorf("NoLog %v: %d calls counted", noLog, s.Calls())
+		}
+		if got, want := len(s.Requests()), map[bool]int{false: 2, true: 0}[noLog]; got != want {
+			t.Errorf("NoLog %v: %d requests logged, want %d", noLog, got, want)
+		}
+		s.Close()
 	}
 }
