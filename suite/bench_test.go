@@ -10,10 +10,11 @@ import (
 )
 
 // BenchmarkParseConversations parses 10,000 conversations (a 4 MB file,
-// whose node tree takes about 50 MB). peak-live-MB is the most the heap
-// held live after a collection during the parse, sampled every
-// millisecond: the node tree is let go test by test as the tests are read,
-// so it is not kept beside the typed suite (typed-MB).
+// whose whole node tree takes about 50 MB). peak-live-MB is the most the
+// heap held live after a collection during the parse, sampled every
+// millisecond: the file is read a chunk of tests at a time (chunks.go),
+// so the peak is about the typed suite (typed-MB, which includes the
+// file's bytes).
 func BenchmarkParseConversations(b *testing.B) {
 	data := loadsuite.Conversations(10000)
 	for b.Loop() {

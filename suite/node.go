@@ -31,6 +31,18 @@ type decoder struct {
 	// lenient makes unknown keys warnings, as AgentV has them: the key is
 	// ignored and the file loads. agent_inspect JSON stays strict.
 	lenient bool
+	// split, when set, is the eval file's tests read a test at a time
+	// (chunks.go); splitFailed says the file must be parsed whole.
+	split       *splitTestsInfo
+	splitFailed bool
+	// readInChunks records that the split held, for tests.
+	readInChunks bool
+}
+
+// splitTestsInfo is where splitTests found the tests, and their text.
+type splitTestsInfo struct {
+	line   int
+	chunks []chunk
 }
 
 // problems are what loading found: errors stop the file, warnings do not

@@ -22,6 +22,10 @@ import (
 type testItem struct {
 	n *yaml.Node
 	d *decoder
+	// chunk, when set, holds the test's text, item index of it, parsed
+	// into n when the test is read (chunks.go).
+	chunk *chunk
+	index int
 }
 
 // testItems lists the tests of a tests: value.

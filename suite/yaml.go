@@ -59,6 +59,21 @@ func (d *decoder) yamlSuite(data []byte) *Suite {
 	if strings.EqualFold(filepath.Ext(d.file), ".json") {
 		lang = "JSON"
 	}
+	if chunked && lang == "YAML" {
+		if head, line, chunks, ok := splitTests(data); ok {
+			// A trial on problems of its own: if the split turns out
+			// wrong, what it found is dropped and the file is read whole.
+			try := *d
+			try.problems = &problems{}
+			try.split = &splitTestsInfo{line: line, chunks: chunks}
+			if root, ok := try.parse(head, lang); ok && root != nil {
+				if s := try.suiteFrom(root, nil, false); !try.splitFailed {
+					d.problems, d.readInChunks = try.problems, true
+					return s
+				}
+			}
+		}
+	}
 	root, ok := d.parse(data, lang)
 	if !ok {
 		return nil
@@ -219,7 +234,14 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 		d.suiteExecution(execNode, s, sc)
 	}
 	items := lines
-	if !jsonl {
+	switch {
+	case d.split != nil:
+		var ok bool
+		if items, ok = d.chunkedItems(root, testsNode, d.split.line, d.split.chunks); !ok {
+			d.splitFailed = true
+			return s
+		}
+	case !jsonl:
 		items = d.testItems(testsNode, root)
 	}
 	items = append(items, d.scenarioItems(scenarios)...)
@@ -245,6 +267,14 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 	s.Tests = make([]agenteval.Test, 0, len(items)*max(1, len(sc.prompts)))
 	for i, it := range items {
 		items[i] = testItem{}
+		if it.chunk != nil {
+			n, ok := it.d.itemNode(it)
+			if !ok {
+				d.splitFailed = true
+				return s
+			}
+			it.n = n
+		}
 		for pi := range max(1, len(sc.prompts)) {
 			sc.prompt = pi
 			t := it.d.test(it.n, i, sc)

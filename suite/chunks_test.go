@@ -1,0 +1,140 @@
+package suite
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agenteval/agenteval/internal/loadsuite"
+	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// parseBothWays parses a file a test at a time and whole, and fails the
+// test when the two differ in anything: tests, positions, warnings,
+// errors. It reports whether the split held.
+func parseBothWays(t *testing.T, path string, data []byte) bool {
+	t.Helper()
+	opt := Options{JudgeAvailable: true, Env: func(k string) (string, bool) { return "v-" + k, true }}
+	d := &decoder{file: path, env: opt.Env, problems: &problems{}, lenient: true}
+	chunked = true
+	d.yamlSuite(data)
+	split := d.readInChunks
+	a, errA := Parse(path, data, opt)
+	chunked = false
+	b, errB := Parse(path, data, opt)
+	chunked = true
+	all := cmp.Exporter(func(reflect.Type) bool { return true })
+	if diff := cmp.Diff(b, a, all); diff != "" {
+		t.Errorf("%s: read a test at a time, the suite differs (-whole +split):\n%s", path, diff)
+	}
+	if msg := func(err error) string {
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}; msg(errA) != msg(errB) {
+		t.Errorf("%s: read a test at a time, the errors differ:\nwhole: %v\nsplit: %v", path, errB, errA)
+	}
+	return split
+}
+
+// Every eval file in the repository's examples and CLI scripts reads the
+// same a test at a time as whole.
+func TestSplitMatchesWholeOnRepositoryFiles(t *testing.T) {
+	var files []string
+	for _, glob := range []string{"../examples/*/*.yaml", "../evaltest/testdata/*.yaml", "../cmd/agenteval/starter/evals/*.yaml"} {
+		m, _ := filepath.Glob(glob)
+		files = append(files, m...)
+	}
+	splits := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parseBothWays(t, f, data) {
+			splits++
+		}
+	}
+	scripts, _ := filepath.Glob("../cmd/agenteval/testdata/script/*.txtar")
+	for _, sc := range scripts {
+		ar, err := txtar.ParseFile(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		for _, f := range ar.Files {
+			p := filepath.Join(dir, f.Name)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, f.Data, 0o644)
+		}
+		for _, f := range ar.Files {
+			if ext := filepath.Ext(f.Name); ext != ".yaml" && ext != ".yml" {
+				continue
+			}
+			files = append(files, f.Name)
+			if parseBothWays(t, filepath.Join(dir, f.Name), f.Data) {
+				splits++
+			}
+		}
+	}
+	if len(files) < 20 || splits < 10 {
+		t.Errorf("%d files, %d read a test at a time: the corpus is not what this test expects", len(files), splits)
+	}
+}
+
+// Shapes the split must see through, or leave to the whole parse: both
+// ways give the same suite and the same errors, at the same positions.
+func TestSplitMatchesWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		yaml  string
+		split bool // whether the split should hold
+	}{
+		{"plain", "name: s\ntests:\n  - id: a\n    input: hi\n  - id: b\n    input: yo\n", true},
+		{"keys after tests", "tests:\n  - id: a\n    input: hi\n\n# done\nname: s\nthreshold: 0.5\n", true},
+		{"unindented items", "tests:\n- id: a\n  input: hi\n- id: b\n  input: yo\nname: s\n", true},
+		{"comments at the margin", "tests:\n  - id: a\n# a comment\n    input: hi\n  # another\n  - id: b\n    input: yo\n", true},
+		{"CRLF", "tests:\r\n  - id: a\r\n    input: hi\r\n  - id: b\r\n    input: yo\r\n", true},
+		{"block scalar", "tests:\n  - id: a\n    input: |\n      line\n        - not an item\n      end\n  - id: b\n    input: yo\n", true},
+		{"conversations over several chunks", string(loadsuite.Conversations(3*chunkItems + 5)), true},
+		{"syntax error in a test", "tests:\n  - id: a\n    input: hi\n  - id: b\n    input: [unclosed\n  - id: c\n    input: yo\n", false},
+		{"quoted text across an item line", "tests:\n  - id: a\n    input: \"one\n  - id: b\n    two\"\n  - id: c\n    input: yo\n", false},
+		{"flow list across an item line", "tests:\n  - id: a\n    input: [one,\n  - two]\n", false},
+		{"anchor used by the next test", "tests:\n  - id: a\n    input: &q hi\n  - id: b\n    input: *q\n", true},
+		{"anchor used a chunk later", "tests:\n  - id: a\n    input: &q hi\n" + strings.Repeat("  - id: b\n    input: *q\n", chunkItems), false},
+		{"anchor outside tests", "defaults: &d\n  input: hi\ntests:\n  - id: a\n    <<: *d\n", false},
+		{"tests in flow style", "tests: [{id: a, input: hi}]\n", false},
+		{"tests twice", "tests:\n  - id: a\n    input: hi\ntests:\n  - id: b\n    input: yo\n", false},
+		{"tests: inside quoted text", "description: \"x\ntests:\n  - id: a\n  \"\ntests2: 1\n", false},
+		{"documents", "tests:\n  - id: a\n    input: hi\n---\ntests: []\n", false},
+		{"tab indentation", "tests:\n\t- id: a\n", false},
+		{"a file of tests", "tests:\n  - other.yaml\n  - id: a\n    input: hi\n", false},
+		{"unknown key and missing input", "tests:\n  - id: a\n    inptu: hi\n  - id: b\n", true},
+		{"duplicate ids", "tests:\n  - id: a\n    input: hi\n  - id: a\n    input: yo\n", true},
+		{"mapping under tests after the items", "tests:\n  - id: a\n    input: hi\n  foo: 1\n", false},
+		{"empty tests", "tests:\nname: s\n", false},
+		{"judge assertions", "tests:\n  - id: a\n    input: hi\n    assertions: [Says hello]\n    expected_output: hello\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := parseBothWays(t, "suite.yaml", []byte(tc.yaml)); got != tc.split {
+				t.Errorf("read a test at a time: %v, want %v", got, tc.split)
+			}
+		})
+	}
+}
+
+// A syntax error deep in a large file is reported where the whole parse
+// reports it.
+func TestSplitErrorPosition(t *testing.T) {
+	data := string(loadsuite.Conversations(50))
+	data = strings.Replace(data, "input: question 2 of conversation 40\n", "input: [question 2 of conversation 40\n", 1)
+	parseBothWays(t, "load.yaml", []byte(data))
+	_, err := Parse("load.yaml", []byte(data), Options{JudgeAvailable: true})
+	if err == nil || !strings.HasPrefix(err.Error(), "load.yaml:") || strings.HasPrefix(err.Error(), "load.yaml:1:") {
+		t.Fatalf("error = %v", err)
+	}
+}
