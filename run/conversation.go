@@ -152,7 +152,9 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *grade.Plan, trial int, re
 			stopped = k
 			break
 		}
-		observe(ctx, trackers, r.input(t, history, history[len(t.Input):], "", ms, sess.usage, k+1, k+1))
+		if len(trackers) > 0 { // the input copies the transcript: only for trackers
+			observe(ctx, trackers, r.input(t, history, history[len(t.Input):], "", ms, sess.usage, k+1, k+1))
+		}
 		in := r.input(t, window(history, t.WindowSize), reply, turn.ExpectedOutput, ms, sess.usage, k+1, k+1)
 		name := fmt.Sprintf("turn-%d", k+1)
 		u := p.Turns[k]
