@@ -92,6 +92,14 @@ func splitTests(data []byte) (head []byte, testsLine int, chunks []chunk, ok boo
 	if len(starts) == 0 {
 		return nil, 0, nil, false
 	}
+	// Anchors outside the tests (shared defaults, merge keys) are used by
+	// the tests, and a chunk on its own would not know them: parse whole
+	// at once rather than find out chunk by chunk.
+	for i, l := range lines {
+		if (i < starts[0] || i >= end) && hasAnchor(l) {
+			return nil, 0, nil, false
+		}
+	}
 	var h bytes.Buffer
 	h.Grow(len(data))
 	for i, l := range lines {
@@ -113,6 +121,23 @@ func splitTests(data []byte) (head []byte, testsLine int, chunks []chunk, ok boo
 		chunks = append(chunks, chunk{text: bytes.Join(lines[starts[k]:e], nil), line: starts[k] + 1, count: count})
 	}
 	return h.Bytes(), testsAt + 1, chunks, true
+}
+
+// hasAnchor reports what may be an anchor on a line: "&" opening a token,
+// and a name after it. Text such as "R&D" or "Tom & Jerry" is not one; a
+// false alarm only costs the split.
+func hasAnchor(l []byte) bool {
+	for i := bytes.IndexByte(l, '&'); i >= 0; {
+		if (i == 0 || bytes.IndexByte([]byte(" \t[{,:-"), l[i-1]) >= 0) && i+1 < len(l) && bytes.IndexByte([]byte(" \t\r\n"), l[i+1]) < 0 {
+			return true
+		}
+		j := bytes.IndexByte(l[i+1:], '&')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // indentOf is how many spaces open a line, or -1 when a tab is among them.

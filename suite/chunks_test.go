@@ -107,6 +107,8 @@ func TestSplitMatchesWhole(t *testing.T) {
 		{"anchor used by the next test", "tests:\n  - id: a\n    input: &q hi\n  - id: b\n    input: *q\n", true},
 		{"anchor used a chunk later", "tests:\n  - id: a\n    input: &q hi\n" + strings.Repeat("  - id: b\n    input: *q\n", chunkItems), false},
 		{"anchor outside tests", "defaults: &d\n  input: hi\ntests:\n  - id: a\n    <<: *d\n", false},
+		{"anchor after tests", "tests:\n  - id: a\n    <<: *d\ndefaults: &d\n  input: hi\n", false},
+		{"ampersands in text", "name: R&D & more\ntests:\n  - id: a\n    input: Tom & Jerry\n", true},
 		{"tests in flow style", "tests: [{id: a, input: hi}]\n", false},
 		{"tests twice", "tests:\n  - id: a\n    input: hi\ntests:\n  - id: b\n    input: yo\n", false},
 		{"tests: inside quoted text", "description: \"x\ntests:\n  - id: a\n  \"\ntests2: 1\n", false},
