@@ -42,13 +42,19 @@ const chunkItems = 64
 // it is not sure of: directives, document markers, tabs in indentation, no
 // tests: line or more than one.
 func splitTests(data []byte) (head []byte, testsLine int, chunks []chunk, ok bool) {
-	lines := bytes.SplitAfter(data, []byte("\n"))
+	// A first look, without allocating: most files that will not split
+	// (no tests: line, anchors above it) are told at once.
 	testsAt := -1
-	for i, l := range lines {
+	for i, rest := 0, data; len(rest) > 0; i++ {
+		l := rest
+		if k := bytes.IndexByte(rest, '\n'); k >= 0 {
+			l = rest[:k+1]
+		}
+		rest = rest[len(l):]
 		if len(l) > 0 && (l[0] == '%' || bytes.HasPrefix(l, []byte("---")) || bytes.HasPrefix(l, []byte("..."))) {
 			return nil, 0, nil, false
 		}
-		if indentOf(l) < 0 {
+		if indentOf(l) < 0 || testsAt < 0 && hasAnchor(l) {
 			return nil, 0, nil, false
 		}
 		if isTestsKey(l) {
@@ -61,6 +67,7 @@ func splitTests(data []byte) (head []byte, testsLine int, chunks []chunk, ok boo
 	if testsAt < 0 {
 		return nil, 0, nil, false
 	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
 	// The sequence: its first item sets the indentation n; it goes on
 	// through blank lines, comments, lines indented deeper than n, and
 	// further items at n.
@@ -95,8 +102,8 @@ func splitTests(data []byte) (head []byte, testsLine int, chunks []chunk, ok boo
 	// Anchors outside the tests (shared defaults, merge keys) are used by
 	// the tests, and a chunk on its own would not know them: parse whole
 	// at once rather than find out chunk by chunk.
-	for i, l := range lines {
-		if (i < starts[0] || i >= end) && hasAnchor(l) {
+	for _, l := range lines[end:] {
+		if hasAnchor(l) {
 			return nil, 0, nil, false
 		}
 	}
