@@ -13,7 +13,7 @@ fuzztime=${FUZZTIME:-30s}
 failed=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-crashers() { find "$1/testdata/fuzz/$2" -type f 2>/dev/null | sort; }
+crashers() { { find "$1/testdata/fuzz/$2" -type f 2>/dev/null || true; } | sort; }
 while IFS= read -r line; do
   file=${line%%:*}
   name=$(sed -E 's/^func (Fuzz[A-Za-z0-9_]*).*/\1/' <<<"${line#*:}")
