@@ -140,3 +140,20 @@ func TestSplitErrorPosition(t *testing.T) {
 		t.Fatalf("error = %v", err)
 	}
 }
+
+// FuzzSplitMatchesWhole: for any input, reading a test at a time gives
+// what parsing the file whole gives.
+func FuzzSplitMatchesWhole(f *testing.F) {
+	for _, s := range []string{
+		"tests:\n  - id: a\n    input: hi\n  - id: b\n    input: yo\nname: s\n",
+		"tests:\n- id: a\n  input: \"x\n- id: b\"\n",
+		"x: &a 1\ntests:\n  - id: a\n    input: *a\n",
+		"tests:\n  - id: a\n    turns:\n      - input: q\n        assertions: [ok]\n    mode: conversation\n",
+		"tests:\r\n  - id: a\r\n    input: |\r\n      - b\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parseBothWays(t, "fuzz.yaml", data)
+	})
+}
