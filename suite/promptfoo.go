@@ -20,14 +20,7 @@ import (
 // AgentV's providers file, provider:model specs, or {id, label, ...}
 // objects. Each becomes a target; together they are the run's matrix.
 func (d *decoder) providers(n *yaml.Node) ([]TargetSpec, []string) {
-	rn := resolve(n)
-	if rn == nil || isNull(rn) {
-		return nil, nil
-	}
-	items := []*yaml.Node{rn}
-	if rn.Kind == yaml.SequenceNode {
-		items = rn.Content
-	}
+	items := oneOrMany(n)
 	var specs []TargetSpec
 	var names []string
 	for _, item := range items {
@@ -56,14 +49,7 @@ func (d *decoder) providers(n *yaml.Node) ([]TargetSpec, []string) {
 // providerRefs reads a test's provider or providers: the targets it runs
 // against.
 func (d *decoder) providerRefs(n *yaml.Node) []string {
-	rn := resolve(n)
-	if rn == nil || isNull(rn) {
-		return nil
-	}
-	items := []*yaml.Node{rn}
-	if rn.Kind == yaml.SequenceNode {
-		items = rn.Content
-	}
+	items := oneOrMany(n)
 	var out []string
 	for _, item := range items {
 		it := resolve(item)
@@ -88,14 +74,7 @@ type prompt struct {
 // prompts reads a suite's prompts: strings, chat arrays, {id, label,
 // prompt|raw} objects, or file:// references.
 func (d *decoder) prompts(n *yaml.Node) []prompt {
-	rn := resolve(n)
-	if rn == nil || isNull(rn) {
-		return nil
-	}
-	items := []*yaml.Node{rn}
-	if rn.Kind == yaml.SequenceNode {
-		items = rn.Content
-	}
+	items := oneOrMany(n)
 	var out []prompt
 	for i, item := range items {
 		p := prompt{label: fmt.Sprintf("prompt-%d", i+1), node: item, d: d}
@@ -347,4 +326,18 @@ func overrideKeys(base, over []*yaml.Node) []*yaml.Node {
 		}
 	}
 	return out
+}
+
+// oneOrMany reads a key that holds one item or a list of them (promptfoo's
+// providers, prompts and a test's provider): the items, or none for a
+// missing or null value.
+func oneOrMany(n *yaml.Node) []*yaml.Node {
+	rn := resolve(n)
+	if rn == nil || isNull(rn) {
+		return nil
+	}
+	if rn.Kind == yaml.SequenceNode {
+		return rn.Content
+	}
+	return []*yaml.Node{rn}
 }
