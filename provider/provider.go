@@ -6,8 +6,10 @@
 //
 // The adapters (provider/openai, provider/anthropic, provider/gemini)
 // register themselves here, as database/sql drivers do; import them for
-// their side effect. This package imports the root package, the standard
-// library, backoff and x/time/rate; it never imports an adapter.
+// their side effect. This package imports the root package, internal/redact
+// (secrets out of errors), internal/jsonpos (positions in the price table's
+// errors), the standard library, backoff and x/time/rate; it never imports
+// an adapter.
 package provider
 
 import (

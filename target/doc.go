@@ -8,7 +8,8 @@
 // {"messages": [...]} (new assistant and tool messages) or {"content": "..."},
 // optionally with "usage": {"input_tokens", "output_tokens"}, or "error".
 //
-// It imports the root package, suite (target and tool configuration),
-// dataset (message decoding), grade (matching mock arguments), provider and
+// It imports the root package, agent (the tool loop of a model target),
+// suite (target and tool configuration), dataset (message decoding),
+// provider, results (the recorded runs a replay reads), internal helpers and
 // the standard library.
 package target

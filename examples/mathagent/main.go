@@ -9,6 +9,9 @@
 // It saves experiments/mathagent.csv (question, answer, prediction,
 // correctness and the trace log of each row) and prints
 // "correctness: N/7 (R)".
+//
+// Like every example, it may import any public package of agenteval and the
+// standard library.
 package main
 
 import (

@@ -8,6 +8,9 @@
 // answers in text.
 //
 //	go run ./agent --model openai:gpt-4o-mini   # OPENAI_API_KEY, OPENAI_BASE_URL
+//
+// Like every example, it may import any public package of agenteval and the
+// standard library.
 package main
 
 import (

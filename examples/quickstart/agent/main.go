@@ -7,6 +7,10 @@
 //
 // It keeps no state between turns: everything it needs is in the history,
 // as it would be for an agent behind an API.
+//
+// Like every example, it may import any public package of agenteval, but it
+// needs only the standard library, as an agent written in another language
+// would.
 package main
 
 import (

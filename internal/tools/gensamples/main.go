@@ -3,6 +3,8 @@
 // a reference, and a mix of right, wrong, reordered and retried calls.
 //
 //	go run ./internal/tools/gensamples -n 100000 > /tmp/100k.jsonl
+//
+// It imports only the standard library.
 package main
 
 import (
