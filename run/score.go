@@ -86,7 +86,11 @@ func ScoreDataset(ctx context.Context, src RowSource, metrics []Metric, opt Scor
 	tokens := make(chan struct{}, window)
 	jobs := make(chan job)
 	results := make(chan done, window)
-	var readErr error
+	// The reader hands its error over a channel rather than a shared
+	// variable: after a cancellation the workers stop without waiting for
+	// it, so nothing else orders its write before the read at the end. The
+	// buffer lets it send and exit even when no one is left to receive.
+	readErrc := make(chan error, 1)
 
 	go func() {
 		defer close(jobs)
@@ -102,7 +106,7 @@ func ScoreDataset(ctx context.Context, src RowSource, metrics []Metric, opt Scor
 			raw, err := src.NextRaw()
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
-					readErr = err
+					readErrc <- err
 				}
 				return
 			}
@@ -179,6 +183,15 @@ func ScoreDataset(ctx context.Context, src RowSource, metrics []Metric, opt Scor
 			}
 			<-tokens
 		}
+	}
+	// When the source ended the run, its error was sent before jobs was
+	// closed, so it is here by now. When the run was cancelled instead, a
+	// source still in NextRaw has nothing to say yet and the context's
+	// error stands.
+	var readErr error
+	select {
+	case readErr = <-readErrc:
+	default:
 	}
 	switch {
 	case fatalSeen.Load():

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -154,5 +155,50 @@ func TestScoreDatasetReadError(t *testing.T) {
 	})
 	if err == nil || err.Error() != "read failed" || n != 3 {
 		t.Errorf("err = %v after %d results; want the read error after the 3 rows read", err, n)
+	}
+}
+
+// blockingSource yields nothing: its first NextRaw blocks until ctx is
+// cancelled, then fails, the way a reader of an idle pipe does when the
+// run is interrupted.
+type blockingSource struct {
+	ctx     context.Context
+	started chan struct{}
+}
+
+func (s *blockingSource) NextRaw() (dataset.RawRow, error) {
+	close(s.started)
+	<-s.ctx.Done()
+	return dataset.RawRow{}, fmt.Errorf("source closed: %w", context.Cause(s.ctx))
+}
+
+// A source that fails after the run was cancelled hands its error to the
+// reader goroutine while ScoreDataset, whose workers stopped on the
+// cancellation, may already be choosing what to return. Under -race this
+// test catches an error passed between them without synchronisation.
+func TestScoreDatasetCancelWhileReading(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src := &blockingSource{ctx: ctx, started: make(chan struct{})}
+	go func() {
+		<-src.started
+		cancel()
+	}()
+	err := ScoreDataset(ctx, src, []Metric{{Name: "slow", Grader: slowGrader}}, ScoreOptions{Concurrency: 2}, func(r *agenteval.Result) error {
+		t.Errorf("emitted %s from a source with no rows", r.TestID)
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	// The reader goroutine may outlive ScoreDataset; wait for it so that
+	// its handling of the source's error happens while the test still runs
+	// and the race detector can see it.
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines still running, want %d: the reader did not end after the source returned", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
