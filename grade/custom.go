@@ -28,8 +28,9 @@ var (
 
 var templateVar = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}`)
 
-// templateVars are the four variables of a grader prompt, as the AgentV
-// conversation-mode seed defines them, plus the test's vars.
+// templateVars are the four variables of a grader prompt, under the names
+// AgentV's conversation mode gives them so that its prompts work here
+// unchanged, plus the test's vars.
 func templateVars(in *agenteval.GradeInput) map[string]string {
 	vars := map[string]string{}
 	for k, v := range in.Vars {

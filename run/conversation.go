@@ -28,7 +28,8 @@ func (r *suiteRunner) planTest(t *agenteval.Test) (*grade.Plan, error) {
 }
 
 // gradeUnit runs a unit's graders and combines them into one score. A unit
-// with nothing to grade scores 1 (the seed's rule).
+// with nothing to grade scores 1, as in AgentV's conversation mode: a turn
+// that only moves the conversation along must not pull its test down.
 func (r *suiteRunner) gradeUnit(ctx context.Context, name string, u grade.Unit, in *agenteval.GradeInput, threshold float64) agenteval.Score {
 	start := time.Now()
 	if len(u.Graders) == 0 {
@@ -278,8 +279,9 @@ func (r *suiteRunner) input(t *agenteval.Test, transcript, output agenteval.Conv
 }
 
 // finishTrial aggregates a trial's scores: the test's aggregation over the
-// turn scores and the conversation score, skipped turns counting 0 as the
-// seed says; a score that could not be computed makes the trial an error.
+// turn scores and the conversation score, skipped turns counting 0 so that
+// a conversation cut short cannot pass on the turns it reached; a score that
+// could not be computed makes the trial an error.
 //
 // spent is what the conversation cost besides its scores: the agent's
 // calls, and the judge calls of trackers left ungraded by an error.

@@ -16,7 +16,7 @@ import (
 	"github.com/agenteval/agenteval/suite"
 )
 
-// loadSuiteN is the DESIGN workload: n conversations of 4 turns, each
+// loadSuiteN is the load workload: n conversations of 4 turns, each
 // turn graded by one judge rubric.
 func loadSuiteN(b testing.TB, n int) *suite.Suite {
 	s, err := suite.Parse("load.yaml", loadsuite.Conversations(n), suite.Options{JudgeAvailable: true})
@@ -34,7 +34,7 @@ func cpuTime() time.Duration {
 
 // BenchmarkConversations is the load run of issue 4: 200 conversations × 4
 // turns against a model target and a judge served by fakellm over HTTP, at
-// 50 ms of latency (the DESIGN bar: ≤ 1.05 × the ideal 2.0 s at -j 20) and
+// 50 ms of latency (our target: ≤ 1.05 × the ideal 2.0 s at -j 20) and
 // at 0 ms (harness overhead: CPU per turn). The fake serves in this
 // process, so its CPU is included.
 func BenchmarkConversations(b *testing.B) {

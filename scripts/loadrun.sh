@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The DESIGN load run through the CLI: N conversations of 4 turns, each turn
-# graded by one judge rubric, run with `agenteval run -j J` against
-# `agenteval fakellm --latency L` in a second process (model target and
-# judge both on the fake, judge cache off), measured with /usr/bin/time -v.
+# The load run of README's Performance section, through the CLI: N
+# conversations of 4 turns, each turn graded by one judge rubric, run with
+# `agenteval run -j J` against `agenteval fakellm --latency L` in a second
+# process (model target and judge both on the fake, judge cache off),
+# measured with /usr/bin/time -v.
 # It prints one line per run: wall seconds, agenteval's own CPU seconds
 # (user+sys), CPU per turn, peak RSS, and the load average before the run.
 #

@@ -32,9 +32,10 @@ import (
 var messageKeys = []string{"role", "content", "input", "name", "tool_call_id", "tool_calls", "id", "metadata"}
 
 // messages reads a list of messages; role is the role of a bare string.
-// The seed's travel example writes a system prompt as [{role: system},
-// {input: "..."}]; a role-only entry followed by an entry with only input
-// or content is read as one message.
+// AgentV's conversation-mode proposal, which examples/travel copies, writes
+// a system prompt as [{role: system}, {input: "..."}]. So that such suites
+// load unchanged, a role-only entry followed by an entry with only input or
+// content is read as one message.
 func (d *decoder) messages(n *yaml.Node, what string) agenteval.Conversation {
 	return d.messagesAs(n, what, agenteval.RoleUser)
 }
@@ -110,7 +111,7 @@ func isMessage(n *yaml.Node) bool {
 
 // message reads one {role, content} mapping: the message, followed by
 // the tool messages its calls' outputs make. roleOnly reports a mapping
-// with a role and nothing else (the seed's split form).
+// with a role and nothing else, the first half of a split message.
 func (d *decoder) message(n *yaml.Node, what string, role agenteval.Role) (out agenteval.Conversation, roleOnly bool) {
 	m := agenteval.Message{Role: role}
 	hasContent := false

@@ -247,7 +247,8 @@ func (d *decoder) test(n *yaml.Node, index int, sc *suiteCtx) *agenteval.Test {
 	}
 
 	d.checkSimulated(t, at)
-	// The seed's rules on conversation mode.
+	// Conversation mode's rules: turns only in it, and something to say in
+	// it, so that a test cannot silently run without its turns.
 	if _, ok := at["turns"]; ok && t.Mode != agenteval.ModeConversation {
 		d.fail(at["turns"], "turns requires mode: conversation; add it to test %q", t.ID)
 	}

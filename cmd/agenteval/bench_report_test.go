@@ -75,8 +75,8 @@ func writeSynthetic(tb testing.TB, path string, n int) {
 // command's time, tti-s the time from navigation until the page has drawn
 // its list and answers clicks, open-ms the time to show a test's
 // conversation, scroll-ms the time to draw the list after a jump to its
-// middle, search-ms a full-text search of every transcript. The DESIGN
-// bars are 2 s to write and 2 s to interactive.
+// middle, search-ms a full-text search of every transcript. Our targets
+// are 2 s to write and 2 s to interactive.
 func BenchmarkReport10k(b *testing.B) {
 	dir := b.TempDir()
 	results := filepath.Join(dir, "results.jsonl")

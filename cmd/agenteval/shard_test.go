@@ -21,7 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// loadWorkload writes the DESIGN benchmark's workload, n conversations of 4
+// loadWorkload writes the load benchmark's workload, n conversations of 4
 // turns with one judge rubric a turn, made varied enough that a summary
 // says something: every 5th conversation fails a turn (its rubric quotes a
 // phrase nothing says), 30 run 3 trials (pass@k), conversation 13

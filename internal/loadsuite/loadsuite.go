@@ -1,7 +1,7 @@
-// Package loadsuite writes the eval file of the DESIGN load run: n
-// conversations of 4 turns, each turn graded by one judge rubric. The
-// runner's and the parser's benchmarks read it; scripts/loadrun.sh writes
-// the same file for the CLI.
+// Package loadsuite writes the eval file of the load run that README's
+// Performance section measures: n conversations of 4 turns, each turn
+// graded by one judge rubric. The runner's and the parser's benchmarks
+// read it; scripts/loadrun.sh writes the same file for the CLI.
 //
 // It imports the standard library only.
 package loadsuite
