@@ -14,17 +14,22 @@ import (
 // Composite runs several graders and combines their scores one way
 // (AgentV's composite, promptfoo's assert-set): a weighted average, the
 // share that passed, a program's verdict, or an LLM's.
-var Composite = define(Definition{Name: "composite", Aliases: []string{"assert_set"},
+// Its members are looked up in the caller's graders (Env.Graders), so a
+// member may be a grader of the caller's own.
+var Composite = withOptions(Definition{Name: "composite", Aliases: []string{"assert_set"},
 	Doc: "several graders in one score: aggregator weighted_average (default), threshold (the share that passed), code_grader or llm_grader"},
-	func(o CompositeOptions) bool { return nested.needsJudge(o) },
-	func(o CompositeOptions, env Env) (Func, error) { return nested.build(o, env) })
+	func(o CompositeOptions, defs []*Definition) bool { return nested.needsJudge(o, defs) }, false,
+	func(o CompositeOptions, env Env) (Func, func() Tracking, error) {
+		fn, err := nested.build(o, env)
+		return fn, nil, err
+	})
 
 // nested holds the composite's functions, which build other graders and
-// so look graders up in All: set at init, they keep the list's
+// so may look graders up in All: set at init, they keep the list's
 // initialisation from depending on itself.
 var nested struct {
 	build      func(CompositeOptions, Env) (Func, error)
-	needsJudge func(CompositeOptions) bool
+	needsJudge func(CompositeOptions, []*Definition) bool
 }
 
 func init() {
@@ -70,12 +75,15 @@ func (o CompositeOptions) specs() ([]Spec, error) {
 	return out, nil
 }
 
-func (o CompositeOptions) needsJudge() bool {
+// needsJudge says whether a member, looked up in defs, or the aggregator
+// calls the judge.
+func (o CompositeOptions) needsJudge(defs []*Definition) bool {
 	specs, err := o.specs()
 	if err != nil {
 		return false
 	}
 	for _, s := range specs {
+		s.Graders = defs
 		if s.NeedsJudge() {
 			return true
 		}
@@ -147,7 +155,7 @@ func newComposite(o CompositeOptions, env Env) (Func, error) {
 	}
 	var members []member
 	for i, s := range specs {
-		s.Judge, s.Dir = env.Judge, env.Dir
+		s.Judge, s.Dir, s.Graders = env.Judge, env.Dir, env.Graders
 		g, err := build(s)
 		if err != nil {
 			return nil, fmt.Errorf("assertions[%d]: %w", i, err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval"
@@ -13,8 +13,15 @@ import (
 
 // Definition describes one kind of grader. Each built-in grader is a plain
 // exported value (Contains, ToolCalls, Rubrics, ...), and All lists them;
-// there is no registry to add to at init time. A driver that wants fewer
-// graders, or its own, passes its own list to Validate and Find.
+// there is no registry to add to at init time. The list is the caller's:
+// Spec.Graders, PlanOptions.Graders (and the suite loader's and runner's
+// options, which pass it on) name the definitions a type is looked up in,
+// so a program adds a grader of its own by appending it to All.
+//
+// Define makes a definition from an options struct, as the built-in ones
+// are made. A definition written by hand, with only New (or Track) set,
+// works too: its settings are checked against Params before New sees
+// them.
 type Definition struct {
 	// Name is the type an eval file's assertion or a --metric flag writes,
 	// in snake_case; kebab-case and a not_ prefix are accepted too.
@@ -43,9 +50,14 @@ type Definition struct {
 	Track func(options any, env Env) (func() Tracking, error)
 
 	// bind decodes options once for all of the above: build uses it, so
-	// a spec's options are decoded once. define and tracked set it, and
+	// a spec's options are decoded once. defs are the graders a composite
+	// looks its members up in (nil: All). define and tracked set it, and
 	// every built-in grader is made by them.
-	bind func(options any) (bound, error)
+	bind func(options any, defs []*Definition) (bound, error)
+	// self is the definition bind was made for. A copy made by hand (a
+	// built-in renamed, or given another New) has another address, and is
+	// built from its exported fields, which the caller may have changed.
+	self *Definition
 }
 
 // bound is a grader's options, decoded: whether they call the judge, and
@@ -88,6 +100,10 @@ type Env struct {
 	// Dir is where relative paths in the options (prompt files, scripts,
 	// schemas) start: the eval file's directory.
 	Dir string
+	// Graders are the definitions a grader made of other graders (a
+	// composite) looks its members up in: the caller's list, so a member
+	// may be a grader of the caller's own. Nil means All.
+	Graders []*Definition
 }
 
 // Outcome is what a grader's function computes; New turns it into an
@@ -153,6 +169,9 @@ func normalize(typ string) (name string, negate bool) {
 func Find(defs []*Definition, typ string) (d *Definition, negate bool, ok bool) {
 	name, negate := normalize(typ)
 	for _, d := range defs {
+		if d == nil {
+			continue // Validate reports it
+		}
 		if d.Name == name {
 			return d, negate, true
 		}
@@ -165,23 +184,45 @@ func Find(defs []*Definition, typ string) (d *Definition, negate bool, ok bool) 
 	return nil, false, false
 }
 
-var snakeName = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+// isSnake says whether n is snake_case: lower-case words of letters and
+// digits, the first starting with a letter, joined by single
+// underscores. It is written out rather than a regexp because NewPlan
+// validates a caller's list for every test.
+func isSnake(n string) bool {
+	if n == "" || n[0] < 'a' || n[0] > 'z' || n[len(n)-1] == '_' {
+		return false
+	}
+	for i := 1; i < len(n); i++ {
+		c := n[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '_' && n[i-1] != '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // Validate checks a list of definitions, as a driver should before using
 // it: every definition has a snake_case name, a doc and a constructor;
 // names and aliases are unique across the list; no param repeats a common
 // setting or another param.
 func Validate(defs []*Definition) error {
-	seen := map[string]string{}
-	var errs []string
+	seen := make(map[string]string, 2*len(defs))
+	var errs, params []string
 	for i, d := range defs {
 		if d == nil {
 			errs = append(errs, fmt.Sprintf("definition %d is nil", i))
 			continue
 		}
-		for _, n := range append([]string{d.Name}, d.Aliases...) {
+		for j := -1; j < len(d.Aliases); j++ {
+			n := d.Name
+			if j >= 0 {
+				n = d.Aliases[j]
+			}
 			switch {
-			case !snakeName.MatchString(n):
+			case !isSnake(n):
 				errs = append(errs, fmt.Sprintf("%s: name %q is not snake_case", d.Name, n))
 			case strings.HasPrefix(n, "not_"):
 				errs = append(errs, fmt.Sprintf("%s: name %q starts with not_, which negates", d.Name, n))
@@ -197,16 +238,21 @@ func Validate(defs []*Definition) error {
 		if d.New == nil && d.Track == nil {
 			errs = append(errs, fmt.Sprintf("%s: neither New nor Track is set", d.Name))
 		}
-		params := map[string]bool{}
+		// A grader has few settings: a slice, reused, beats a map each.
+		params = params[:0]
 		for _, c := range Common {
-			params[c.Name] = true
+			params = append(params, c.Name)
 		}
 		for _, p := range d.Params {
-			for _, n := range append([]string{p.Name}, p.Aliases...) {
-				if params[n] {
+			for j := -1; j < len(p.Aliases); j++ {
+				n := p.Name
+				if j >= 0 {
+					n = p.Aliases[j]
+				}
+				if slices.Contains(params, n) {
 					errs = append(errs, fmt.Sprintf("%s: setting %q is repeated or shadows a common setting", d.Name, n))
 				}
-				params[n] = true
+				params = append(params, n)
 			}
 		}
 	}
@@ -216,6 +262,18 @@ func Validate(defs []*Definition) error {
 	return nil
 }
 
+// Define makes a Definition whose options are the struct O, the way the
+// built-in graders are made (see Length): Params come from O's exported
+// fields (the json name, and the doc, enum and alias tags), and a map of
+// settings from an eval file decodes into O field by field, so an unknown
+// or mistyped setting is reported as it is for a built-in grader. build
+// checks the decoded options and makes the grader's function; Go code may
+// also pass an O (or *O) as the options. needsJudge, when set, says from
+// the options whether the grader calls the judge; nil means never.
+func Define[O any](d Definition, needsJudge func(O) bool, build func(O, Env) (Func, error)) *Definition {
+	return define(d, needsJudge, build)
+}
+
 // define makes a Definition whose options are the struct O. Its Params
 // come from O's fields (json name, `doc` tag, and the field's type) and
 // override anything d.Params says about the same setting; settings maps
@@ -223,7 +281,11 @@ func Validate(defs []*Definition) error {
 // checks the decoded options and makes the grader's function. needsJudge,
 // when set, decides from the options whether the judge is called.
 func define[O any](d Definition, needsJudge func(O) bool, build func(O, Env) (Func, error)) *Definition {
-	return withOptions(d, needsJudge, false, func(o O, env Env) (Func, func() Tracking, error) {
+	var judged func(O, []*Definition) bool
+	if needsJudge != nil {
+		judged = func(o O, _ []*Definition) bool { return needsJudge(o) }
+	}
+	return withOptions(d, judged, false, func(o O, env Env) (Func, func() Tracking, error) {
 		fn, err := build(o, env)
 		return fn, nil, err
 	})
@@ -232,7 +294,7 @@ func define[O any](d Definition, needsJudge func(O) bool, build func(O, Env) (Fu
 // tracked is define for a judged grader that follows a conversation:
 // track makes what starts one.
 func tracked[O any](d Definition, track func(O, Env) (func() Tracking, error)) *Definition {
-	return withOptions(d, func(O) bool { return true }, true, func(o O, env Env) (Func, func() Tracking, error) {
+	return withOptions(d, func(O, []*Definition) bool { return true }, true, func(o O, env Env) (Func, func() Tracking, error) {
 		start, err := track(o, env)
 		if err != nil {
 			return nil, nil, err
@@ -247,29 +309,33 @@ func tracked[O any](d Definition, track func(O, Env) (func() Tracking, error)) *
 
 // withOptions is define and tracked: build makes the grader from decoded
 // options, and also what starts a conversation for a grader that tracks
-// one, which has Track instead of New.
-func withOptions[O any](d Definition, needsJudge func(O) bool, tracks bool, build func(O, Env) (Func, func() Tracking, error)) *Definition {
+// one, which has Track instead of New. needsJudge also gets the graders
+// the options' own members are looked up in (a composite's).
+func withOptions[O any](d Definition, needsJudge func(O, []*Definition) bool, tracks bool, build func(O, Env) (Func, func() Tracking, error)) *Definition {
 	d.Params = mergeParams(paramsOf(reflect.TypeFor[O]()), d.Params)
 	params := d.Params
-	d.bind = func(options any) (bound, error) {
+	d.bind = func(options any, defs []*Definition) (bound, error) {
 		o, err := decodeOptions[O](options, params)
 		if err != nil {
 			return bound{}, err
 		}
 		return bound{
-			needsJudge: needsJudge != nil && needsJudge(o),
+			needsJudge: needsJudge != nil && needsJudge(o, defs),
 			make:       func(env Env) (Func, func() Tracking, error) { return build(o, env) },
 		}, nil
 	}
 	def := &d
+	def.self = def
+	// The exported functions know no caller's list; they look members up
+	// in All.
 	if needsJudge != nil {
 		def.NeedsJudge = func(options any) bool {
-			b, err := def.bind(options)
+			b, err := def.bind(options, nil)
 			return err == nil && b.needsJudge
 		}
 	}
 	made := func(options any, env Env) (Func, func() Tracking, error) {
-		b, err := def.bind(options)
+		b, err := def.bind(options, env.Graders)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -287,6 +353,53 @@ func withOptions[O any](d Definition, needsJudge func(O) bool, tracks bool, buil
 		}
 	}
 	return def
+}
+
+// options decodes a spec's options for d; defs are the caller's graders
+// (nil: All), for a composite's members. A definition made by Define (or
+// define, tracked) decodes into its options struct. One written by hand
+// gets its settings checked against its Params, with aliases renamed and
+// a number or true/false given to a string setting turned into text, as
+// for a built-in grader; then New or Track makes the grader.
+func (d *Definition) options(options any, defs []*Definition) (bound, error) {
+	if d.bind != nil && d.self == d {
+		return d.bind(options, defs)
+	}
+	if settings, ok := options.(map[string]any); ok {
+		checked, err := checkSettings(settings, d.Params)
+		if err != nil {
+			return bound{}, err
+		}
+		options = checked
+	}
+	b := bound{needsJudge: d.NeedsJudge != nil && d.NeedsJudge(options)}
+	switch {
+	case d.New != nil:
+		b.make = func(env Env) (Func, func() Tracking, error) {
+			fn, err := d.New(options, env)
+			if err == nil && fn == nil {
+				err = fmt.Errorf("New returned neither a function nor an error")
+			}
+			return fn, nil, err
+		}
+	case d.Track != nil:
+		b.make = func(env Env) (Func, func() Tracking, error) {
+			start, err := d.Track(options, env)
+			if err == nil && start == nil {
+				err = fmt.Errorf("Track returned neither a function nor an error")
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			finish := func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
+				return start().Finish(ctx, in)
+			}
+			return finish, start, nil
+		}
+	default:
+		return bound{}, fmt.Errorf("the definition sets neither New nor Track")
+	}
+	return b, nil
 }
 
 // judged is define for a grader that always calls the judge.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval/internal/suggest"
@@ -150,6 +152,121 @@ func decodeSettings(settings map[string]any, ptr any, params []Param) error {
 		}
 	}
 	return nil
+}
+
+// checkSettings checks the settings of a grader that has no options
+// struct (a definition written by hand) against its params, with the same
+// hints a built-in grader gives: an unknown or repeated setting, a value
+// of the wrong JSON type, a value not among the enum. It returns a copy
+// with aliases renamed to the params' names and a number or true/false
+// given to a string-only setting turned into text, as YAML's value: 42
+// is for a built-in grader.
+func checkSettings(settings map[string]any, params []Param) (map[string]any, error) {
+	byName := map[string]*Param{}
+	for i := range params {
+		byName[params[i].Name] = &params[i]
+		for _, a := range params[i].Aliases {
+			byName[a] = &params[i]
+		}
+	}
+	out := make(map[string]any, len(settings))
+	given := map[string]string{} // a param's name -> key as written
+	for _, k := range sortedKeys(settings) {
+		p, ok := byName[k]
+		if !ok {
+			return nil, unknownSetting(k, params)
+		}
+		if other, dup := given[p.Name]; dup {
+			return nil, fmt.Errorf("give %s or %s, not both", other, k)
+		}
+		given[p.Name] = k
+		v := settings[k]
+		if slices.Equal(p.Types, []string{"string"}) {
+			switch v.(type) {
+			case json.Number, float64, int, int64, bool:
+				v = pyStrJSON(v)
+			}
+		}
+		if err := checkValue(*p, v); err != nil {
+			return nil, fmt.Errorf("setting %q %w", k, err)
+		}
+		out[p.Name] = v
+	}
+	return out, nil
+}
+
+// checkValue checks one setting's value against its param's JSON types
+// and enum. A null passes: it is the setting left empty.
+func checkValue(p Param, v any) error {
+	if v == nil {
+		return nil
+	}
+	is := jsonTypesOf(v)
+	if len(p.Types) > 0 && !slices.ContainsFunc(p.Types, func(t string) bool { return slices.Contains(is, t) }) {
+		words := make([]string, len(p.Types))
+		for i, t := range p.Types {
+			words[i] = jsonTypeWord(t)
+		}
+		return fmt.Errorf("must be %s, not %s", strings.Join(words, " or "), jsonTypeWord(is[0]))
+	}
+	if s, ok := v.(string); ok && len(p.Enum) > 0 && !slices.Contains(p.Enum, s) {
+		msg := fmt.Sprintf("must be one of %s, not %q", strings.Join(p.Enum, ", "), s)
+		if near := suggest.Closest(s, p.Enum); near != "" {
+			msg += fmt.Sprintf("; did you mean %q?", near)
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// jsonTypesOf says which JSON Schema types a decoded value is, the most
+// particular first: a whole number is an integer and a number.
+func jsonTypesOf(v any) []string {
+	if n, ok := v.(json.Number); ok {
+		if _, err := n.Int64(); err == nil {
+			return []string{"integer", "number"}
+		}
+		return []string{"number"}
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.String:
+		return []string{"string"}
+	case reflect.Bool:
+		return []string{"boolean"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return []string{"integer", "number"}
+	case reflect.Float32, reflect.Float64:
+		if f := rv.Float(); f == math.Trunc(f) && !math.IsInf(f, 0) {
+			return []string{"integer", "number"}
+		}
+		return []string{"number"}
+	case reflect.Slice, reflect.Array:
+		return []string{"array"}
+	case reflect.Map, reflect.Struct:
+		return []string{"object"}
+	}
+	return []string{rv.Kind().String()}
+}
+
+// jsonTypeWord names a JSON Schema type in words.
+func jsonTypeWord(t string) string {
+	switch t {
+	case "string":
+		return "a string"
+	case "boolean":
+		return "true or false"
+	case "integer":
+		return "a whole number"
+	case "number":
+		return "a number"
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	}
+	return t
 }
 
 // decodeValue decodes one decoded YAML or JSON value into ptr, keeping

@@ -3,6 +3,8 @@ package grade
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/judge"
@@ -58,15 +60,28 @@ type PlanOptions struct {
 	Dir string
 	// Threshold is the test's pass mark, the default of its graders.
 	Threshold float64
+	// Graders are the definitions the test's typed assertions are looked
+	// up in: the caller's choice, such as All with graders of its own
+	// appended. Nil means All. What the test's own keys ask for (string
+	// assertions and expected_output, subgoals, expected_tool_calls, a
+	// simulated user) is graded by the built-in graders whatever the
+	// list.
+	Graders []*Definition
 }
 
 // NewPlan builds a test's graders. A unit's string assertions, its
 // expected_output and (when the test has no assertions of its own) the
 // test's criteria become one rubrics grader, one judge call; typed
 // assertions become their own graders. Every problem is returned, each at
-// its place in the eval file.
+// its place in the eval file. A list of graders that does not pass
+// Validate is the one error.
 func NewPlan(t *agenteval.Test, opt PlanOptions) (*Plan, []error) {
 	b := &planner{t: t, opt: opt, p: &Plan{Test: t}}
+	if opt.Graders != nil {
+		if err := Validate(opt.Graders); err != nil {
+			return b.p, []error{err}
+		}
+	}
 	hasOwn := len(t.Assertions) > 0
 	for _, tr := range t.Turns {
 		hasOwn = hasOwn || len(tr.Assertions) > 0
@@ -132,20 +147,35 @@ func (b *planner) fail(pos agenteval.Pos, err error) {
 		if ue.Suggest != "" {
 			msg += fmt.Sprintf("; did you mean %q?", ue.Suggest)
 		}
-		err = errors.New(msg + "; see agenteval score --help for the list")
+		if b.opt.Graders == nil {
+			msg += "; see agenteval score --help for the list"
+		} else {
+			// The caller's own graders are not in the CLI's help.
+			known := slices.Clone(ue.Known)
+			slices.Sort(known)
+			msg += "; known types: " + strings.Join(known, ", ")
+		}
+		err = errors.New(msg)
 	}
 	b.errs = append(b.errs, pos.Errorf(err.Error()))
 }
 
 // add builds spec at pos, with the test's threshold unless it has its
-// own.
-func (b *planner) add(spec Spec, pos agenteval.Pos) (Planned, bool) {
-	spec.Judge, spec.Dir = b.opt.Judge, b.opt.Dir
+// own. d, when set, is the definition to use; otherwise spec.Type is
+// looked up in the caller's graders.
+func (b *planner) add(spec Spec, d *Definition, pos agenteval.Pos) (Planned, bool) {
+	spec.Judge, spec.Dir, spec.Graders = b.opt.Judge, b.opt.Dir, b.opt.Graders
 	if spec.Threshold == nil {
 		th := b.opt.Threshold
 		spec.Threshold = &th
 	}
-	g, err := build(spec)
+	var g *grader
+	var err error
+	if d != nil {
+		g, err = buildFrom(d, false, spec)
+	} else {
+		g, err = build(spec)
+	}
 	if err != nil {
 		b.fail(pos, err)
 		return Planned{}, false
@@ -158,7 +188,7 @@ func (b *planner) add(spec Spec, pos agenteval.Pos) (Planned, bool) {
 }
 
 func (b *planner) extra(d *Definition, options any, weight *float64, pos agenteval.Pos) {
-	if pl, ok := b.add(Spec{Type: d.Name, Name: d.Name, Options: options, Weight: weight}, pos); ok {
+	if pl, ok := b.add(Spec{Type: d.Name, Name: d.Name, Options: options, Weight: weight}, d, pos); ok {
 		b.p.Extras = append(b.p.Extras, pl)
 	}
 }
@@ -194,7 +224,7 @@ func (b *planner) unit(list []agenteval.AssertionSpec, reference string, pos age
 			w := float64(strings)
 			weight = &w
 		}
-		g, err := build(Spec{Type: Rubrics.Name, Name: Rubrics.Name, Judge: b.opt.Judge, Dir: b.opt.Dir, Options: RubricsOptions{Criteria: crits}, Weight: weight})
+		g, err := buildFrom(Rubrics, false, Spec{Type: Rubrics.Name, Name: Rubrics.Name, Judge: b.opt.Judge, Dir: b.opt.Dir, Graders: b.opt.Graders, Options: RubricsOptions{Criteria: crits}, Weight: weight})
 		if err != nil {
 			b.fail(pos, err)
 		} else {
@@ -206,7 +236,7 @@ func (b *planner) unit(list []agenteval.AssertionSpec, reference string, pos age
 			continue
 		}
 		spec := fromAssertion(a)
-		pl, ok := b.add(spec, a.Pos)
+		pl, ok := b.add(spec, nil, a.Pos)
 		if !ok {
 			continue
 		}

@@ -40,6 +40,10 @@ type Spec struct {
 	// Dir is where relative paths in the options (prompt files, scripts,
 	// schemas) start: the eval file's directory.
 	Dir string
+	// Graders are the definitions Type is looked up in, and a composite's
+	// members: the caller's choice, such as All with graders of its own
+	// appended. Nil means All.
+	Graders []*Definition
 }
 
 // NoJudgeError is returned by New for a grader that needs the judge when
@@ -56,6 +60,9 @@ func (e *NoJudgeError) Error() string {
 type UnknownGraderError struct {
 	Type    string
 	Suggest string
+	// Known are the names of the graders the type was looked up in; nil
+	// means All's.
+	Known []string
 }
 
 func (e *UnknownGraderError) Error() string {
@@ -63,22 +70,32 @@ func (e *UnknownGraderError) Error() string {
 	if e.Suggest != "" {
 		msg += fmt.Sprintf("; did you mean %q?", e.Suggest)
 	}
-	names := Names(All())
+	names := slices.Clone(e.Known)
+	if names == nil {
+		names = Names(All())
+	}
 	slices.Sort(names)
 	return msg + "; known metrics: " + strings.Join(names, ", ")
 }
 
-// lookup finds spec's definition among the built-in graders.
-func lookup(typ string) (*Definition, bool, error) {
-	d, negate, ok := Find(All(), typ)
+// lookup finds a type's definition in defs, the caller's graders; nil
+// means All.
+func lookup(defs []*Definition, typ string) (*Definition, bool, error) {
+	if defs == nil {
+		defs = All()
+	}
+	d, negate, ok := Find(defs, typ)
 	if !ok {
 		name, _ := normalize(typ)
 		var known []string
-		for _, d := range All() {
+		for _, d := range defs {
+			if d == nil {
+				continue
+			}
 			known = append(known, d.Name)
 			known = append(known, d.Aliases...)
 		}
-		return nil, false, &UnknownGraderError{Type: typ, Suggest: suggest.Closest(name, known)}
+		return nil, false, &UnknownGraderError{Type: typ, Suggest: suggest.Closest(name, known), Known: Names(defs)}
 	}
 	return d, negate, nil
 }
@@ -87,20 +104,30 @@ func lookup(typ string) (*Definition, bool, error) {
 // judge. It is false for an unknown type or options that do not decode,
 // which New reports.
 func (s Spec) NeedsJudge() bool {
-	d, _, err := lookup(s.Type)
-	return err == nil && d.NeedsJudge != nil && d.NeedsJudge(s.Options)
+	d, _, err := lookup(s.Graders, s.Type)
+	if err != nil {
+		return false
+	}
+	b, err := d.options(s.Options, s.Graders)
+	return err == nil && b.needsJudge
 }
 
-// New builds a grader from a spec. Errors name the grader and say what to
-// change.
+// New builds a grader from a spec, looking its type up in spec.Graders
+// (All when nil), which must pass Validate. Errors name the grader and
+// say what to change.
 func New(spec Spec) (agenteval.Grader, error) {
+	if spec.Graders != nil {
+		if err := Validate(spec.Graders); err != nil {
+			return nil, err
+		}
+	}
 	g, err := build(spec)
 	if err != nil {
 		return nil, err
 	}
 	if spec.Judge == nil && g.needsJudge {
 		typ := spec.Type
-		if !g.def.NeedsJudge(nil) {
+		if g.def.NeedsJudge != nil && !g.def.NeedsJudge(nil) {
 			typ += " with a $check" // judged only for what these options ask
 		}
 		return nil, &NoJudgeError{Type: typ}
@@ -111,12 +138,18 @@ func New(spec Spec) (agenteval.Grader, error) {
 // build is New without the judge check: a plan checks options before any
 // judge is known, and says where one is needed.
 func build(spec Spec) (*grader, error) {
-	d, negated, err := lookup(spec.Type)
+	d, negated, err := lookup(spec.Graders, spec.Type)
 	if err != nil {
 		return nil, err
 	}
+	return buildFrom(d, negated, spec)
+}
+
+// buildFrom is build with the definition found: spec.Type names d, and
+// negated says it was written with a not_ prefix.
+func buildFrom(d *Definition, negated bool, spec Spec) (*grader, error) {
 	// The options are decoded once, for the grader and the judge test.
-	b, err := d.bind(spec.Options)
+	b, err := d.options(spec.Options, spec.Graders)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec.Type, err)
 	}
@@ -125,7 +158,7 @@ func build(spec Spec) (*grader, error) {
 	name, _ := normalize(spec.Type)
 	g := &grader{def: d, needsJudge: b.needsJudge, typ: name, name: spec.Name, weight: 1, required: spec.Required,
 		negate: spec.Negate != negated, threshold: agenteval.DefaultThreshold}
-	if g.fn, g.track, err = b.make(Env{Judge: spec.Judge, Dir: spec.Dir}); err != nil {
+	if g.fn, g.track, err = b.make(Env{Judge: spec.Judge, Dir: spec.Dir, Graders: spec.Graders}); err != nil {
 		return nil, fmt.Errorf("%s: %w", spec.Type, err)
 	}
 	if g.name == "" {

@@ -78,8 +78,8 @@ func oneText(name, doc string, c textCheck, lists ...*Definition) *Definition {
 	}
 	names := Names(lists)
 	bind := d.bind
-	d.bind = func(options any) (bound, error) {
-		b, err := bind(options)
+	d.bind = func(options any, defs []*Definition) (bound, error) {
+		b, err := bind(options, defs)
 		settings, _ := options.(map[string]any)
 		if _, isList := settings["value"].([]any); err != nil && isList {
 			err = fmt.Errorf("%w; use %s for a list", err, strings.Join(names, " or "))
