@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval"
@@ -172,15 +173,16 @@ func (d *decoder) assertion(n *yaml.Node, c *testCtx) (agenteval.AssertionSpec, 
 			typ, a.Negate = rest, true
 		}
 	}
-	if why, ok := unrunnable[typ]; ok {
+	own := d.ownGrader(typ)
+	if why, ok := unrunnable[typ]; ok && !own {
 		c.skipFor(why)
 		return a, false
 	}
-	if canonical, ok := typeNames[typ]; ok {
+	if canonical, ok := typeNames[typ]; ok && !own {
 		a.Type = canonical
 	} else {
 		a.Type = strings.ReplaceAll(typ, "-", "_")
-		if _, _, known := grade.Find(grade.All(), a.Type); !known {
+		if _, _, known := grade.Find(d.defs(), a.Type); !known {
 			if p := d.customAssertion(typ); p != "" {
 				c.skipFor(fmt.Sprintf("custom assertion type %s (%s, a TypeScript plugin that runs inside AgentV)", typ, p))
 				return a, false
@@ -418,7 +420,7 @@ func (d *decoder) translate(a *agenteval.AssertionSpec, typ string, p, config ma
 // dropUnknown warns about settings the grader does not take, and leaves
 // them out, as AgentV ignores them.
 func (d *decoder) dropUnknown(a *agenteval.AssertionSpec, p map[string]any, keys map[string]*yaml.Node) {
-	def, _, ok := grade.Find(grade.All(), a.Type)
+	def, _, ok := grade.Find(d.defs(), a.Type)
 	if !ok {
 		return
 	}
@@ -552,6 +554,26 @@ func orDefault(v, def any) any {
 // customAssertion finds AgentV's custom assertion of this type: a file
 // .agentv/assertions/<type>.ts (or .js, .mts, .mjs) in the eval file's
 // folder or one above it.
+// defs are the graders assertion types are looked up in.
+func (d *decoder) defs() []*grade.Definition {
+	if d.graders == nil {
+		return grade.All()
+	}
+	return d.graders
+}
+
+// ownGrader says whether typ names a grader the caller added to the list
+// (one that is not built in). It comes before the names the loader reads
+// as AgentV's or skips, so a Go program may supply a grader agenteval
+// lacks (a similar grader, say) under its AgentV name.
+func (d *decoder) ownGrader(typ string) bool {
+	if !d.ownGraders {
+		return false
+	}
+	def, _, ok := grade.Find(d.graders, strings.ReplaceAll(typ, "-", "_"))
+	return ok && !slices.Contains(grade.All(), def)
+}
+
 func (d *decoder) customAssertion(typ string) string {
 	for _, dir := range searchRoots(d.base()) {
 		for _, ext := range []string{".ts", ".js", ".mts", ".mjs", ".cts", ".cjs"} {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/grade"
 	"github.com/agenteval/agenteval/internal/suggest"
 	"go.yaml.in/yaml/v4"
 )
@@ -37,6 +38,11 @@ type decoder struct {
 	splitFailed bool
 	// readInChunks records that the split held, for tests.
 	readInChunks bool
+	// graders are the definitions assertion types are looked up in
+	// (Options.Graders, or grade.All()); ownGraders says the caller gave
+	// them.
+	graders    []*grade.Definition
+	ownGraders bool
 }
 
 // splitTestsInfo is where splitTests found the tests, and their text.

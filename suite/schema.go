@@ -17,28 +17,39 @@ var baseSchema []byte
 // JSONSchema returns a JSON Schema (draft 2020-12) of eval files, for
 // editors: point the YAML language server at it to get completion and
 // checks. The assertion part is made from the grader definitions, so each
-// type lists exactly its own settings.
+// type lists exactly its own settings. It is JSONSchemaOf(grade.All()).
 func JSONSchema() []byte { return schemaOnce() }
 
-var schemaOnce = sync.OnceValue(func() []byte {
+var schemaOnce = sync.OnceValue(func() []byte { return JSONSchemaOf(grade.All()) })
+
+// JSONSchemaOf is JSONSchema for a list of graders of the caller's, the
+// list given to Options.Graders, so an editor knows the caller's own
+// assertion types and their settings. Nil means grade.All().
+func JSONSchemaOf(graders []*grade.Definition) []byte {
+	if graders == nil {
+		graders = grade.All()
+	}
 	var s map[string]any
 	if err := json.Unmarshal(baseSchema, &s); err != nil {
 		panic(fmt.Sprintf("suite: embedded schema: %v", err)) // a build-time mistake, caught by tests
 	}
 	defs := s["$defs"].(map[string]any)
-	defs["assertions"] = assertionsSchema(grade.All())
+	defs["assertions"] = assertionsSchema(graders)
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		panic(fmt.Sprintf("suite: schema: %v", err))
 	}
 	return append(b, '\n')
-})
+}
 
 // assertionsSchema describes a list of assertions: rubric criteria as
 // strings, or graders, one branch per definition.
 func assertionsSchema(defs []*grade.Definition) map[string]any {
 	branches := []any{map[string]any{"type": "string", "minLength": 1, "description": "A rubric criterion, judged by the LLM judge."}}
 	for _, d := range defs {
+		if d == nil {
+			continue // grade.Validate reports it
+		}
 		var names []any
 		for _, n := range append([]string{d.Name}, d.Aliases...) {
 			kebab := strings.ReplaceAll(n, "_", "-")
@@ -78,7 +89,11 @@ func assertionsSchema(defs []*grade.Definition) map[string]any {
 		}
 	}
 	for n := range unrunnable {
-		agentv = append(agentv, n)
+		// A grader of the caller's may take a skipped AgentV name; its own
+		// branch describes it then, and oneOf allows one match.
+		if _, _, ours := grade.Find(defs, strings.ReplaceAll(n, "-", "_")); !ours {
+			agentv = append(agentv, n)
+		}
 	}
 	sort.Slice(agentv, func(i, j int) bool { return agentv[i].(string) < agentv[j].(string) })
 	branches = append(branches,

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/grade"
 	"github.com/agenteval/agenteval/internal/bytesize"
 	"go.yaml.in/yaml/v4"
 )
@@ -141,6 +142,11 @@ type Options struct {
 	// MaxFileBytes bounds the eval file, which is read whole; 0 means
 	// DefaultMaxFileBytes, a negative number no limit.
 	MaxFileBytes int64
+	// Graders are the grader definitions an assertion's type is looked up
+	// in, and its settings checked against: the caller's choice, such as
+	// grade.All() with graders of its own appended. Nil means
+	// grade.All(). Pass the same list to run.Options.Graders.
+	Graders []*grade.Definition
 }
 
 // DefaultMaxFileBytes bounds an eval file: it is parsed whole, and its
@@ -167,13 +173,20 @@ func Load(path string, opt Options) (*Suite, error) {
 }
 
 // Parse is Load on bytes already read; path is used in messages and to
-// find the files the eval file names.
+// find the files the eval file names. A list of graders in opt that does
+// not pass grade.Validate is the one error, and no suite is returned.
 func Parse(path string, data []byte, opt Options) (*Suite, error) {
 	env := opt.Env
 	if env == nil {
 		env = osEnv
 	}
-	d := &decoder{file: path, env: env, problems: &problems{}}
+	graders := opt.Graders
+	if graders == nil {
+		graders = grade.All()
+	} else if err := grade.Validate(graders); err != nil {
+		return nil, err
+	}
+	d := &decoder{file: path, env: env, problems: &problems{}, graders: graders, ownGraders: opt.Graders != nil}
 	var s *Suite
 	schema := ""
 	ext := strings.ToLower(filepath.Ext(path))

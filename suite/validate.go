@@ -44,7 +44,7 @@ func (d *decoder) validate(s *Suite, opt Options) {
 	dir := filepath.Dir(s.File)
 	for i := range s.Tests {
 		t := &s.Tests[i]
-		p, errs := grade.NewPlan(t, grade.PlanOptions{Dir: dir, Threshold: agenteval.DefaultThreshold})
+		p, errs := grade.NewPlan(t, grade.PlanOptions{Dir: dir, Threshold: agenteval.DefaultThreshold, Graders: opt.Graders})
 		d.errs = append(d.errs, errs...)
 		if t.Skip != "" {
 			continue // it will not run, so it needs no judge
@@ -78,7 +78,7 @@ func (d *decoder) refuseExec(s *Suite) {
 	d.refuseTargets(s.Targets)
 	check := func(list []agenteval.AssertionSpec) {
 		for _, a := range list {
-			if runsProgram(a.Type, a.Params) {
+			if runsProgram(d.defs(), a.Type, a.Params) {
 				d.errs = append(d.errs, a.Pos.Errorf("a "+a.Type+" assertion runs a program: "+noExecWhy))
 			}
 		}
@@ -186,9 +186,11 @@ func sortPos(ps []*agenteval.PosError) {
 
 // runsProgram says whether a grader of this type and settings runs a
 // program: a script, an llm_grader's prompt_command, a composite with
-// either among its members or a code aggregator.
-func runsProgram(typ string, params map[string]any) bool {
-	def, _, ok := grade.Find(grade.All(), typ)
+// either among its members or a code aggregator. defs are the graders
+// types are looked up in; what a caller's own grader does is the
+// caller's to know.
+func runsProgram(defs []*grade.Definition, typ string, params map[string]any) bool {
+	def, _, ok := grade.Find(defs, typ)
 	switch {
 	case !ok:
 		return false
@@ -206,7 +208,7 @@ func runsProgram(typ string, params map[string]any) bool {
 		for _, m := range members {
 			if mm, ok := m.(map[string]any); ok {
 				t, _ := mm["type"].(string)
-				if runsProgram(t, mm) {
+				if runsProgram(defs, t, mm) {
 					return true
 				}
 			}
