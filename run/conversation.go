@@ -17,7 +17,7 @@ import (
 // file; a Go caller's hand-made test that does not plan gets an
 // execution_error.
 func (r *suiteRunner) planTest(t *agenteval.Test) (*grade.Plan, error) {
-	p, errs := grade.NewPlan(t, grade.PlanOptions{Judge: r.opt.Judge, Dir: r.dir, Threshold: r.threshold(t)})
+	p, errs := grade.NewPlan(t, grade.PlanOptions{Judge: r.opt.Judge, Dir: r.dir, Threshold: r.threshold(t), Graders: r.opt.Graders})
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

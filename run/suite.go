@@ -44,6 +44,12 @@ type Options struct {
 	// OpenModel opens a test's user.model (provider:model). Models are
 	// opened once per spec and shared.
 	OpenModel func(spec string) (agenteval.Model, error)
+
+	// Graders are the grader definitions the tests' assertion types are
+	// looked up in: the list the suite was loaded with
+	// (suite.Options.Graders), such as grade.All() with graders of the
+	// caller's own appended. Nil means grade.All().
+	Graders []*grade.Definition
 }
 
 type suiteRunner struct {
@@ -123,6 +129,11 @@ func Selected(s *suite.Suite, filter string) ([]*agenteval.Test, error) {
 func RunSuite(ctx context.Context, s *suite.Suite, opt Options, emit func(*agenteval.Result) error) error {
 	if opt.Agent == nil {
 		return fmt.Errorf("run: no agent to test")
+	}
+	if opt.Graders != nil {
+		if err := grade.Validate(opt.Graders); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
 	}
 	tests, err := Selected(s, opt.Filter)
 	if err != nil {
