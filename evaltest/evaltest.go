@@ -18,25 +18,27 @@
 //
 // Only the adapters a test imports are compiled into it.
 //
-// It imports the root package, cache, suite, run, judge and provider.
+// The eval file is loaded and run by package session, as agenteval run
+// loads and runs it: the project file (agenteval.yaml) at or above it
+// supplies the tools, targets, judge and defaults the suite does not set,
+// so a suite behaves the same under go test as on the command line. No run
+// is recorded in the store.
+//
+// It imports the root package, judge, report and session.
 package evaltest
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/judge"
-	"github.com/agenteval/agenteval/project"
-	"github.com/agenteval/agenteval/provider"
-	"github.com/agenteval/agenteval/run"
-	"github.com/agenteval/agenteval/suite"
+	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/session"
 )
 
 // Options adjust Run. The zero value uses the suite's judge (or
@@ -56,26 +58,39 @@ type Options struct {
 	// judge's model. A test's user.model is opened with provider.OpenSpec.
 	Simulator     agenteval.Model
 	SimulatorName string
+	// Config is the project file; "" means the nearest agenteval.yaml at
+	// or above the eval file.
+	Config string
+	// NoCache neither reads nor writes the cache of judge and
+	// simulated-user replies.
+	NoCache bool
 }
 
-// Run loads the eval file and runs its tests against agent, each reported
-// as a subtest named after the test's id. The tests that go test -run
-// selects run side by side, with their depends_on; each subtest waits for
-// its own result.
+// Run loads the eval file, with the project file (agenteval.yaml) at or
+// above it applied as agenteval run applies it, and runs its tests against
+// agent, each reported as a subtest named after the test's id. A nil agent
+// means the suite's own targets (from the eval or the project file), as
+// agenteval run would run them. The tests
+// that go test -run selects run side by side, with their depends_on; each
+// subtest waits for its own result.
 func Run(t *testing.T, path string, agent agenteval.Agent, opt Options) {
 	t.Helper()
-	s, ropt, err := prepare(path, agent, opt)
-	if err != nil {
-		t.Fatalf("evaltest: %v", err)
-	}
-	tests, err := run.Selected(s, opt.Filter)
-	if err != nil {
-		t.Fatalf("evaltest: %v", err)
-	}
 	// Each subtest that go test -run selects says so before it pauses
 	// (t.Parallel); once all have, the chosen tests run together.
 	var mu sync.Mutex
 	chosen := map[string]chan *agenteval.Result{}
+	plan, sopt, err := prepare(path, agent, opt, func(tc *agenteval.Test) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return chosen[tc.ID] != nil
+	})
+	if err != nil {
+		t.Fatalf("evaltest: %v", err)
+	}
+	var tests []*agenteval.Test
+	for _, sp := range plan.Suites {
+		tests = append(tests, sp.Tests...)
+	}
 	for _, tc := range tests {
 		ch := make(chan *agenteval.Result, 1)
 		t.Run(tc.ID, func(t *testing.T) {
@@ -83,43 +98,44 @@ func Run(t *testing.T, path string, agent agenteval.Agent, opt Options) {
 			chosen[tc.ID] = ch
 			mu.Unlock()
 			t.Parallel()
-			report(t, <-ch)
+			end(t, <-ch)
 		})
 	}
 	if len(chosen) == 0 {
 		return
 	}
-	sub := *s
-	sub.Tests = nil
-	for _, tc := range tests {
-		if _, ok := chosen[tc.ID]; ok {
-			sub.Tests = append(sub.Tests, *tc)
+	deliver := func(id string, r *agenteval.Result) {
+		mu.Lock()
+		ch := chosen[id]
+		delete(chosen, id)
+		mu.Unlock()
+		if ch != nil {
+			ch <- r
 		}
 	}
+	sopt.Writers = []report.Writer{collect(func(r *agenteval.Result) { deliver(r.TestID, r) })}
 	ctx := t.Context()
 	go func() {
-		err := run.RunSuite(ctx, &sub, ropt, func(r *agenteval.Result) error {
-			if ch := chosen[r.TestID]; ch != nil {
-				ch <- r
-				chosen[r.TestID] = nil
-			}
-			return nil
-		})
+		_, err := runPlan(ctx, plan, sopt)
 		// A test the run could not finish (rejected credentials, a
 		// cancelled run) still ends its subtest, with the reason.
 		if err == nil {
 			err = errors.New("the run ended without a result for this test")
 		}
-		for id, ch := range chosen {
-			if ch != nil {
-				ch <- &agenteval.Result{TestID: id, Verdict: agenteval.VerdictError, ExecutionStatus: agenteval.StatusExecutionError, Error: err.Error()}
-			}
+		mu.Lock()
+		left := make([]string, 0, len(chosen))
+		for id := range chosen {
+			left = append(left, id)
+		}
+		mu.Unlock()
+		for _, id := range left {
+			deliver(id, &agenteval.Result{TestID: id, Verdict: agenteval.VerdictError, ExecutionStatus: agenteval.StatusExecutionError, Error: err.Error()})
 		}
 	}()
 }
 
-// report ends a subtest as its result says.
-func report(t *testing.T, r *agenteval.Result) {
+// end ends a subtest as its result says.
+func end(t *testing.T, r *agenteval.Result) {
 	t.Helper()
 	switch r.Verdict {
 	case agenteval.VerdictSkip:
@@ -131,75 +147,68 @@ func report(t *testing.T, r *agenteval.Result) {
 	}
 }
 
-// Results runs the eval file against agent and returns the results in the
-// file's order, without reporting anything.
+// Results runs the eval file against agent, as Run does, and returns the
+// results in the file's order, without reporting anything.
 func Results(ctx context.Context, path string, agent agenteval.Agent, opt Options) ([]*agenteval.Result, error) {
-	s, ropt, err := prepare(path, agent, opt)
+	plan, sopt, err := prepare(path, agent, opt, nil)
 	if err != nil {
 		return nil, err
 	}
 	var mu sync.Mutex
 	byID := map[string]*agenteval.Result{}
-	err = run.RunSuite(ctx, s, ropt, func(r *agenteval.Result) error {
+	sopt.Writers = []report.Writer{collect(func(r *agenteval.Result) {
 		mu.Lock()
 		byID[r.TestID] = r
 		mu.Unlock()
-		return nil
-	})
-	if err != nil {
+	})}
+	if _, err := runPlan(ctx, plan, sopt); err != nil {
 		return nil, err
 	}
-	tests, _ := run.Selected(s, opt.Filter)
 	var out []*agenteval.Result
-	for _, tc := range tests {
-		if r := byID[tc.ID]; r != nil {
-			out = append(out, r)
+	for _, sp := range plan.Suites {
+		for _, tc := range sp.Tests {
+			if r := byID[tc.ID]; r != nil {
+				out = append(out, r)
+			}
 		}
 	}
 	return out, nil
 }
 
-// prepare loads the suite and the runner's options: the judge, and how
-// to open a test's user.model.
-func prepare(path string, agent agenteval.Agent, opt Options) (*suite.Suite, run.Options, error) {
-	store := &cache.Store{Dir: cache.Dir(project.Here())}
-	open := func(spec string) (agenteval.Model, error) {
-		cfg, err := provider.ParseSpec(spec)
-		if err != nil {
-			return nil, err
-		}
-		m, err := provider.Open(cfg)
-		if err != nil {
-			return nil, err
-		}
-		return cache.Wrap(m, cfg.String()+" "+cfg.BaseURL, store), nil
+// prepare loads the eval file into a session that runs agent, and plans
+// it; sel, when set, picks the tests that run.
+func prepare(path string, agent agenteval.Agent, opt Options, sel func(*agenteval.Test) bool) (*session.Plan, *session.Options, error) {
+	sopt := session.Options{
+		Agent: agent, JudgeModel: opt.Judge, Models: session.Models{NoCache: opt.NoCache}, Filter: opt.Filter, Jobs: opt.Concurrency,
+		Threshold: opt.Threshold, Trials: opt.Trials, SimulatorModel: opt.Simulator, SimulatorName: opt.SimulatorName,
+		Config: opt.Config, NoStore: true, Quiet: true, Select: sel, Command: "evaltest",
 	}
-	j := opt.Judge
-	if j == nil {
-		if spec := os.Getenv("AGENTEVAL_JUDGE"); spec != "" {
-			m, err := open(spec)
-			if err != nil {
-				return nil, run.Options{}, fmt.Errorf("AGENTEVAL_JUDGE: %w", err)
-			}
-			j = &judge.Judge{Model: m, Name: spec}
-		}
-	}
-	s, err := suite.Load(path, suite.Options{JudgeAvailable: j != nil, SimulatorAvailable: opt.Simulator != nil})
+	s, err := session.Load(sopt, path)
 	if err != nil {
-		return nil, run.Options{}, err
+		return nil, nil, err
 	}
-	if j == nil && s.Judge != nil {
-		m, err := open(s.Judge.Model)
-		if err != nil {
-			return nil, run.Options{}, fmt.Errorf("judge: %w", err)
-		}
-		j = &judge.Judge{Model: m, Name: s.Judge.Model, Samples: s.Judge.Samples}
+	plan, err := s.Plan()
+	if err != nil {
+		return nil, nil, err
 	}
-	return s, run.Options{
-		Agent: agent, Target: "go", Judge: j, Concurrency: opt.Concurrency, Threshold: opt.Threshold, Trials: opt.Trials, Filter: opt.Filter,
-		Simulator: opt.Simulator, SimulatorName: opt.SimulatorName, OpenModel: open,
-	}, nil
+	return plan, s.Options(), nil
 }
+
+// runPlan opens the plan's sink, with the collector the options now
+// hold, and runs it.
+func runPlan(ctx context.Context, plan *session.Plan, _ *session.Options) (*session.Outcome, error) {
+	sink, err := plan.OpenSink()
+	if err != nil {
+		return nil, err
+	}
+	return plan.Run(ctx, sink)
+}
+
+// collect is a results writer that hands each result to fn.
+type collect func(*agenteval.Result)
+
+func (c collect) Write(r *agenteval.Result) error { c(r); return nil }
+func (c collect) Close(*report.Summary) error     { return nil }
 
 // Explain says why a test did not pass: its score, then each failed turn or
 // conversation-level score with its failed criteria and their reasons.

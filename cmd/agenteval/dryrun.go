@@ -4,19 +4,16 @@ import (
 	"fmt"
 
 	"github.com/agenteval/agenteval/internal/fakellm"
-	"github.com/agenteval/agenteval/provider"
+	"github.com/agenteval/agenteval/session"
 )
-
-// dryModel is the provider:model the fake answers as in a dry run.
-const dryModel = "openai:fake"
 
 // startFake starts the fake model in this process, on a loopback port, and
 // makes it the judge and every simulated user; for a dry run (asAgent) it
 // is the agent too (the suite's mock tools driven by a model), so nothing
 // the suite names is started or called. Either way the run is not recorded
 // and not cached, since its verdicts are the fake's. stop ends the fake.
-func (f *runFlags) startFake(e *env, asAgent bool) (stop func(), err error) {
-	if asAgent && len(f.targets) > 0 {
+func (f *runFlags) startFake(e *env, opt *session.Options, asAgent bool) (stop func(), err error) {
+	if asAgent && len(opt.Targets) > 0 {
 		return nil, usageErr("--dry-run replaces every target with the fake model; leave out --target")
 	}
 	var rules []*fakellm.Rule
@@ -31,12 +28,12 @@ func (f *runFlags) startFake(e *env, asAgent bool) (stop func(), err error) {
 	}
 	s.Add(rules...)
 	if asAgent {
-		f.targets = []string{dryModel}
+		opt.Targets = []string{session.FakeModel}
 	}
-	f.judge.spec, f.simulator = dryModel, dryModel
-	f.judge.dryURL, f.judge.noCache = s.URL, true
-	f.noStore = true
-	if f.quiet {
+	opt.Models.Judge, opt.Models.Simulator = session.FakeModel, session.FakeModel
+	opt.Models.FakeURL, opt.Models.NoCache = s.URL, true
+	opt.NoStore = true
+	if opt.Quiet {
 		return s.Close, nil
 	}
 	if !asAgent {
@@ -49,13 +46,4 @@ func (f *runFlags) startFake(e *env, asAgent bool) (stop func(), err error) {
 	}
 	fmt.Fprintf(e.stderr, "dry run: a fake model at %s plays the agent (it %s), the judge (every criterion passes) and the simulated users; nothing the suite names is started or called, and the run is not recorded\n", s.URL, agent)
 	return s.Close, nil
-}
-
-// dryRun points a model's configuration at the dry run's fake, whatever
-// provider it named.
-func (f *judgeFlags) dryRun(cfg *provider.Config) {
-	if f.dryURL == "" {
-		return
-	}
-	cfg.Provider, cfg.Model, cfg.BaseURL, cfg.APIKey = "openai", "fake", f.dryURL, "dry-run"
 }

@@ -10,14 +10,22 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/compare"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/session"
 	"github.com/agenteval/agenteval/store"
 )
+
+// storeHelp says where runs are recorded, for the commands' help.
+const storeHelp = `Runs are recorded in the project's store: --store, else $AGENTEVAL_STORE,
+else store: in agenteval.yaml, else .agenteval/agenteval.db in the project's
+root (the folder of agenteval.yaml, else the git root, else the working
+directory). A store is a SQLite file's path or a postgres:// URL, which
+several machines share (the shards of a run, a team's CI and laptops).`
 
 // runRefHelp says what a RUN argument may be.
 const runRefHelp = `A RUN is a run id or a prefix of one, last (the newest run), last~N (N
 runs before it), a tag (agenteval tag), or a results JSONL file.`
 
-// history is the project's store (see chooseStore), opened when a command
+// history is the project's store (see session.ChooseStore), opened when a command
 // first needs it.
 type history struct {
 	e        *env
@@ -38,12 +46,12 @@ func (h *history) open() (store.Store, error) {
 		return h.db, h.err
 	}
 	h.opened = true
-	w, err := chooseStore(h.e.storeFlag)
+	w, err := session.ChooseStore(h.e.storeFlag)
 	if err != nil {
 		h.err = err
 		return nil, err
 	}
-	h.db, h.err = w.open(h.readOnly)
+	h.db, h.err = w.Open(h.readOnly)
 	return h.db, h.err
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/session"
 	"github.com/agenteval/agenteval/shard"
 	"github.com/spf13/cobra"
 )
@@ -73,113 +74,72 @@ func runMerge(ctx context.Context, e *env, paths []string, f *mergeFlags) error 
 	if err != nil {
 		return usageErr("merge: %v", err)
 	}
-	var writers, started report.Multi
-	var files []*os.File
-	defer func() {
-		for _, fh := range files {
-			fh.Close()
-		}
-	}()
-	create := func(path string) (*os.File, error) {
-		fh, err := os.Create(path)
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		files = append(files, fh)
-		return fh, nil
-	}
 	// The results are copied line for line, not encoded again: a merge of
 	// a large run costs reading it, not more.
 	var lines *bufio.Writer
+	var out *os.File
 	if f.output != "" || (f.format == "" && !e.stdoutTTY) {
 		var w io.Writer = e.stdout
 		if f.output != "" {
-			fh, err := create(f.output)
-			if err != nil {
-				return err
+			if out, err = os.Create(f.output); err != nil {
+				return usageErr("%v", err)
 			}
-			w = fh
+			defer out.Close()
+			w = out
 		}
 		if err := report.NewJSONL(w).(report.Starter).Start(m.Header); err != nil {
 			return err
 		}
 		lines = bufio.NewWriterSize(w, 256<<10)
 	}
-	for _, a := range []struct {
-		path string
-		mk   func(io.Writer) report.Writer
-	}{{f.junit, report.NewJUnit}, {f.html, func(w io.Writer) report.Writer { return report.NewHTML(w, report.HTMLOptions{}) }}} {
-		if a.path == "" {
-			continue
-		}
-		fh, err := create(a.path)
-		if err != nil {
-			return err
-		}
-		w := a.mk(fh)
-		writers, started = append(writers, w), append(started, w)
-	}
+	opt := session.Options{JUnit: f.junit, HTML: f.html, NoStore: f.noStore, Store: e.storeFlag, Log: e.stderr}
 	format := f.format
 	if format == "" && e.stdoutTTY && f.output == "" {
 		format = "table"
 	}
 	if format != "" && (f.output != "" || format != "jsonl") {
-		var w report.Writer
 		switch format {
 		case "table":
-			w = report.NewTable(e.stdout, report.TableOptions{Color: e.color, NoMetricSummary: true})
-		case "json":
-			w = report.NewJSON(e.stdout)
-		case "jsonl":
-			w = report.NewJSONL(e.stdout)
+			opt.Writers = append(opt.Writers, report.NewTable(e.stdout, report.TableOptions{Color: e.color, NoMetricSummary: true}))
+		case "json", "jsonl":
+			opt.Writers = append(opt.Writers, newWriter(format, e.stdout, nil, false))
 		default:
 			return usageErr("unknown --format %q; use table, jsonl or json", format)
 		}
-		writers, started = append(writers, w), append(started, w)
 	}
-	var rec *recording
-	if !f.noStore {
-		if rec, err = startRecording(e, false); err != nil {
-			return err
-		}
-		if rec.holds(ctx, m.Header.RunID, m.Count) {
-			rec.close()
-			rec = nil
-		}
-		defer rec.close()
+	sink, err := session.NewSink(&opt, session.SinkFile{})
+	if err != nil {
+		return cliErr(err)
 	}
-	if w := rec.writer(); w != nil {
-		writers, started = append(writers, w), append(started, w)
+	sink.SkipStoreIfHolds(ctx, m.Header.RunID, m.Count)
+	if err := sink.Start(m.Header); err != nil {
+		sink.Abort()
+		return cliErr(err)
 	}
-	if err := started.Start(m.Header); err != nil {
-		return err
-	}
-	var sum report.Summary
 	err = m.Results(func(r *agenteval.Result, line []byte) error {
-		sum.Add(r)
 		if lines != nil {
 			lines.Write(line)
 			if err := lines.WriteByte('\n'); err != nil {
 				return fmt.Errorf("write merged results: %w", err)
 			}
 		}
-		return writers.Write(r)
+		return sink.Write(r)
 	})
 	if lines != nil {
 		if ferr := lines.Flush(); err == nil && ferr != nil {
 			err = fmt.Errorf("write merged results: %w", ferr)
 		}
 	}
-	rec.finish(err, ctx)
-	if cerr := writers.Close(&sum); err == nil {
+	// No duration of its own: the store keeps the shards' (the longest).
+	sum, cerr := sink.Close(ctx, err, 0)
+	if err == nil {
 		err = cerr
 	}
-	for _, fh := range files {
-		if cerr := fh.Close(); err == nil && cerr != nil {
+	if out != nil {
+		if cerr := out.Close(); err == nil && cerr != nil {
 			err = cerr
 		}
 	}
-	files = nil
 	if err != nil {
 		return &exitError{code: exitExecution, err: err}
 	}

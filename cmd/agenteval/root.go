@@ -15,13 +15,14 @@ import (
 	"github.com/agenteval/agenteval/internal/proc"
 	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/session"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/agenteval/agenteval/internal/redact"
 )
 
-// Exit codes, as the CLI contract in DESIGN.md fixes them.
+// Exit codes: scripts and CI depend on them, so they never change.
 const (
 	exitOK        = 0
 	exitFailed    = 1 // a test failed, or validate found an invalid file
@@ -33,6 +34,9 @@ const (
 type exitError struct {
 	code int
 	err  error
+	// bare messages are printed as they are, without "agenteval: ": a list
+	// of path:line:col problems.
+	bare bool
 }
 
 func (e *exitError) Error() string {
@@ -82,6 +86,20 @@ func loadEnvFile(path string) error {
 	return nil
 }
 
+// cliErr gives a session's problems their exit code: 2 for a
+// configuration or loading problem. Other errors pass unchanged.
+func cliErr(err error) error {
+	var le *session.LoadError
+	var ce *session.ConfigError
+	switch {
+	case errors.As(err, &le):
+		return &exitError{code: exitUsage, err: err, bare: true}
+	case errors.As(err, &ce):
+		return &exitError{code: exitUsage, err: err}
+	}
+	return err
+}
+
 // exitCode ends the command with a code and no further message.
 func exitCode(code int) error { return &exitError{code: code} }
 
@@ -98,7 +116,7 @@ type env struct {
 	// maxRow and maxFile are --max-row-size and --max-file-size; 0 means
 	// the defaults.
 	maxRow, maxFile int64
-	// storeFlag is --store: where runs are recorded (see chooseStore).
+	// storeFlag is --store: where runs are recorded (see session.ChooseStore).
 	storeFlag string
 }
 
@@ -201,7 +219,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil {
+		switch {
+		case ee.err != nil && ee.bare:
+			fmt.Fprintln(stderr, ee.err)
+		case ee.err != nil:
 			fmt.Fprintf(stderr, "agenteval: %v\n", ee.err)
 		}
 		return ee.code

@@ -16,6 +16,7 @@ import (
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/run"
+	"github.com/agenteval/agenteval/session"
 	"github.com/spf13/cobra"
 )
 
@@ -202,8 +203,8 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		return usageErr("--threshold %v is outside [0, 1]", f.threshold)
 	}
 	if f.input.format == "" {
-		if err := notRecorded(path); err != nil {
-			return err
+		if err := session.NotRecorded(path); err != nil {
+			return cliErr(err)
 		}
 	}
 	metrics, names, err := buildMetrics(f.metrics, f.criteria, f.threshold, &f.judge)
@@ -224,48 +225,35 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	defer src.Close()
 	src.MaxRowBytes = e.maxRow
 
-	var writers report.Multi
-	var outFile *os.File
-	if f.output != "" {
-		outFile, err = os.Create(f.output)
-		if err != nil {
-			return usageErr("create results file: %v", err)
-		}
-		defer outFile.Close()
-		writers = append(writers, newWriter(format, outFile, names, false))
-		if e.stdoutTTY {
-			writers = append(writers, newWriter("table", e.stdout, names, e.color))
-		}
-	} else {
-		writers = append(writers, newWriter(format, e.stdout, names, e.color && format == "table"))
-	}
-
+	opt := session.Options{Output: f.output, NoStore: f.noStore, Store: e.storeFlag, Log: e.stderr, Quiet: f.quiet}
 	if ow, err := f.otel.writer(e.stderr); err != nil {
 		return err
 	} else if ow != nil {
-		writers = append(writers, ow)
+		opt.Writers = append(opt.Writers, ow)
 	}
-	hdr := newHeader("score")
-	sf, err := suiteFile(path, "")
+	if f.output == "" {
+		opt.Writers = append(opt.Writers, newWriter(format, e.stdout, names, e.color && format == "table"))
+	} else if e.stdoutTTY {
+		opt.Writers = append(opt.Writers, newWriter("table", e.stdout, names, e.color))
+	}
+	hdr := session.NewHeader("score", shortVersion())
+	sf, err := session.SuiteFile(path, "")
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	hdr.Suites = []report.SuiteFile{sf}
-	if jm := judgeName(&f.judge); jm != "" && needsJudge(f.metrics, f.criteria) {
+	if jm := f.judge.models.JudgeSpec(); jm != "" && needsJudge(f.metrics, f.criteria) {
 		hdr.Judge = jm
 	}
 	th := f.threshold
 	hdr.Threshold = &th
-	rec, err := startRecording(e, f.noStore)
+	sink, err := session.NewSink(&opt, session.SinkFile{Format: format})
 	if err != nil {
-		return err
+		return cliErr(err)
 	}
-	defer rec.close()
-	if w := rec.writer(); w != nil {
-		writers = append(writers, w)
-	}
-	if err := writers.Start(hdr); err != nil {
-		return usageErr("%v", err)
+	if err := sink.Start(hdr); err != nil {
+		sink.Abort()
+		return cliErr(err)
 	}
 
 	var done atomic.Int64
@@ -274,7 +262,6 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		prog = startProgress(e.stderr, func() string { return fmt.Sprintf("scored %d samples…", done.Load()) })
 	}
 
-	var sum report.Summary
 	start := time.Now()
 	problems := newProblemPrinter(e.stderr)
 	err = run.ScoreDataset(cmd.Context(), src, metrics, run.ScoreOptions{
@@ -283,24 +270,17 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 		Suite:       path,
 		OnProblem:   problems.print,
 	}, func(r *agenteval.Result) error {
-		sum.Add(r)
 		done.Add(1)
-		return writers.Write(r)
+		return sink.Write(r)
 	})
-	sum.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	prog.stop()
 	for _, w := range src.Warnings() {
 		problems.print(w, true)
 	}
 	problems.finish()
-	rec.finish(err, cmd.Context())
-	if cerr := writers.Close(&sum); cerr != nil && err == nil {
+	sum, cerr := sink.Close(cmd.Context(), err, float64(time.Since(start).Microseconds())/1000)
+	if cerr != nil && err == nil {
 		err = cerr
-	}
-	if outFile != nil {
-		if cerr := outFile.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close results file: %w", cerr)
-		}
 	}
 	if err != nil {
 		var fe *agenteval.FatalError
@@ -325,16 +305,8 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
-	f.judge.reportCache(e.stderr)
+	f.judge.models.ReportCache(e.stderr)
 	return exitCode(runExit(sum))
-}
-
-// judgeName is the judge the flags or the environment name, if any.
-func judgeName(f *judgeFlags) string {
-	if f.spec != "" {
-		return f.spec
-	}
-	return os.Getenv("AGENTEVAL_JUDGE")
 }
 
 // needsJudge reports whether some metric calls the judge.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/project"
+	"github.com/agenteval/agenteval/session"
 	"github.com/agenteval/agenteval/suite"
 	"github.com/spf13/cobra"
 )
@@ -51,13 +52,13 @@ and targets, whichever spelling (AgentV v4 or v5 keys) the file used.`,
 					code = max(code, validateProject(e, path))
 					continue
 				}
-				cfg, err := loadProject(path, config, e.noExec)
+				cfg, err := project.For(path, config, suite.Options{NoExec: e.noExec})
 				if err != nil {
 					fmt.Fprintln(e.stderr, err.Error())
 					code = max(code, exitFailed)
 					continue
 				}
-				opt := projectOptions(cfg, judge, simulator != "")
+				opt := session.ProjectOptions(cfg, judge, simulator != "")
 				opt.NoExec, opt.MaxFileBytes = e.noExec, e.maxFile
 				opt.NoJudgeNeeded, opt.Strict = true, strict
 				c := validateFile(e, path, opt, &input, cfg, explain)
@@ -222,11 +223,7 @@ func validateFile(e *env, path string, opt suite.Options, input *inputFlags, cfg
 }
 
 // warning renders a problem that does not make its row invalid.
-func warning(pe *agenteval.PosError) string {
-	w := *pe
-	w.Msg = "warning: " + w.Msg
-	return w.Error()
-}
+func warning(pe *agenteval.PosError) string { return session.Warning(pe) }
 
 // compatNote ends a file's line: its warnings, and the tests that will be
 // skipped and why.

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agenteval/agenteval/session"
 	"github.com/agenteval/agenteval/store"
 	"github.com/agenteval/agenteval/view"
 	"github.com/spf13/cobra"
@@ -40,17 +41,17 @@ func runView(ctx context.Context, e *env, host string, port int) error {
 	if port < 0 || port > 65535 {
 		return usageErr("--port %d is not a port number", port)
 	}
-	w, err := chooseStore(e.storeFlag)
+	w, err := session.ChooseStore(e.storeFlag)
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	path := w.name()
-	db, err := w.open(true)
-	if err != nil && (errors.Is(err, store.ErrNotFound) || !w.postgres()) {
+	path := w.Name()
+	db, err := w.Open(true)
+	if err != nil && (errors.Is(err, store.ErrNotFound) || !w.IsURL()) {
 		// An empty store, so the viewer can wait for the first run.
-		if rw, werr := w.open(false); werr == nil {
+		if rw, werr := w.Open(false); werr == nil {
 			rw.Close()
-			db, err = w.open(true)
+			db, err = w.Open(true)
 		}
 	}
 	if err != nil {

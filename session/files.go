@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"bytes"
@@ -12,15 +12,16 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval/internal/suggest"
+	"github.com/agenteval/agenteval/internal/words"
 	"github.com/agenteval/agenteval/suite"
 	"go.yaml.in/yaml/v4"
 )
 
-// evalFiles expands run's arguments: a folder stands for the eval files
+// EvalFiles expands run's arguments: a folder stands for the eval files
 // below it, and a glob (quoted, so the shell left it) for the files it
 // matches. Files named outright are kept as they are, to be checked by the
 // loader.
-func evalFiles(args []string) ([]string, error) {
+func EvalFiles(args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
 		if st, err := os.Stat(a); err == nil && st.IsDir() {
@@ -29,7 +30,7 @@ func evalFiles(args []string) ([]string, error) {
 				return nil, err
 			}
 			if len(found) == 0 {
-				return nil, usageErr("%s holds no eval file (*.yaml or *.yml with tests:, or agent_inspect JSON)", a)
+				return nil, configErr("%s holds no eval file (*.yaml or *.yml with tests:, or agent_inspect JSON)", a)
 			}
 			out = append(out, found...)
 			continue
@@ -39,13 +40,13 @@ func evalFiles(args []string) ([]string, error) {
 		}
 		matches, err := filepath.Glob(a)
 		if err != nil {
-			return nil, usageErr("%s: %v", a, err)
+			return nil, configErr("%s: %v", a, err)
 		}
 		if len(matches) == 0 {
-			return nil, usageErr("%s matches no file", a)
+			return nil, configErr("%s matches no file", a)
 		}
 		for _, m := range matches {
-			if isEvalFile(m) {
+			if IsEvalFile(m) {
 				out = append(out, m)
 			}
 		}
@@ -65,7 +66,7 @@ func evalFilesIn(dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if isEvalFile(p) {
+		if IsEvalFile(p) {
 			out = append(out, p)
 		}
 		return nil
@@ -74,10 +75,10 @@ func evalFilesIn(dir string) ([]string, error) {
 	return out, err
 }
 
-// isEvalFile tells an eval file from the other files a folder of evals
+// IsEvalFile tells an eval file from the other files a folder of evals
 // holds (the project file, targets, data, scripts): YAML whose top level
 // has tests:, or agent_inspect JSON.
-func isEvalFile(p string) bool {
+func IsEvalFile(p string) bool {
 	name := filepath.Base(p)
 	if name == "agenteval.yaml" || name == "targets.yaml" {
 		return false
@@ -116,18 +117,18 @@ func noMatch(filter string, suites []*suite.Suite) string {
 			ids = append(ids, t.ID)
 		}
 	}
-	msg := fmt.Sprintf("--filter %q matches none of the %s", filter, counted(len(ids), "test"))
+	msg := fmt.Sprintf("--filter %q matches none of the %s", filter, words.Counted(len(ids), "test"))
 	if near := suggest.Nearest(filter, ids, 3); len(near) > 0 {
 		msg += "; the closest ids are " + strings.Join(near, ", ")
 	}
 	return msg + " (the filter is a glob over test ids, such as 'book-*')"
 }
 
-// notRecorded says, for score's dataset argument, when the file is an eval
+// NotRecorded says, for score's dataset argument, when the file is an eval
 // file of tests rather than recorded conversations, and which command
 // takes it; nil when it may be a dataset (or cannot be read, which the
 // reader reports). Only the file's first MiB is read.
-func notRecorded(path string) error {
+func NotRecorded(path string) error {
 	if path == "-" {
 		return nil
 	}
@@ -135,25 +136,25 @@ func notRecorded(path string) error {
 	switch ext {
 	case ".yaml", ".yml":
 		if filepath.Base(path) == "agenteval.yaml" {
-			return usageErr("%s is the project file (settings for agenteval run), not recorded conversations; score reads a JSONL, JSON or trace file of conversations", path)
+			return configErr("%s is the project file (settings for agenteval run), not recorded conversations; score reads a JSONL, JSON or trace file of conversations", path)
 		}
-		if isEvalFile(path) {
-			return usageErr("%s is an eval file (tests to run against an agent), not recorded conversations: run it with agenteval run %s", path, path)
+		if IsEvalFile(path) {
+			return configErr("%s is an eval file (tests to run against an agent), not recorded conversations: run it with agenteval run %s", path, path)
 		}
-		return usageErr("%s is YAML, and score reads recorded conversations from JSONL, JSON or a trace file; an eval file of tests goes to agenteval run", path)
+		return configErr("%s is YAML, and score reads recorded conversations from JSONL, JSON or a trace file; an eval file of tests goes to agenteval run", path)
 	case ".json", ".jsonl":
 	default:
 		return nil
 	}
 	head := fileHead(path)
 	if resultsFile(head) {
-		return usageErr("%s", resultsHint(path))
+		return configErr("%s", ResultsHint(path))
 	}
 	if ext == ".jsonl" && suite.SniffJSONL(head) == suite.JSONLTests {
-		return usageErr("%s holds AgentV tests (input, criteria, assertions), not recorded conversations: run it with agenteval run %s", path, path)
+		return configErr("%s holds AgentV tests (input, criteria, assertions), not recorded conversations: run it with agenteval run %s", path, path)
 	}
 	if ext == ".json" && suite.InspectSchema(head) != "" {
-		return usageErr("%s is agent_inspect test data (%s), not recorded conversations: run it with agenteval run %s", path, suite.InspectSchema(head), path)
+		return configErr("%s is agent_inspect test data (%s), not recorded conversations: run it with agenteval run %s", path, suite.InspectSchema(head), path)
 	}
 	return nil
 }
@@ -171,7 +172,7 @@ func notTests(path string) string {
 	case len(head) == 0:
 		return ""
 	case resultsFile(head):
-		return resultsHint(path)
+		return ResultsHint(path)
 	case ext == ".jsonl" && suite.SniffJSONL(head) == suite.JSONLSamples, ext == ".json" && suite.RecordedJSON(head):
 		return fmt.Sprintf("%s holds recorded conversations (Ragas samples or OpenAI messages), not tests: score them with agenteval score %s --metric NAME", path, path)
 	}
@@ -206,8 +207,8 @@ func resultsFile(head []byte) bool {
 	return first.Record == "run" || first.TestID != nil && first.Verdict != nil && first.Status != nil
 }
 
-// resultsHint says what a results file is for, to a command given one as
+// ResultsHint says what a results file is for, to a command given one as
 // its input.
-func resultsHint(path string) string {
+func ResultsHint(path string) string {
 	return fmt.Sprintf("%s is a results file, written by agenteval run or score: see it with agenteval show %s (or report, view, compare), or run its failed tests again with agenteval run SUITE --rerun-failed %s", path, path, path)
 }

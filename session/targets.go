@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"slices"
@@ -7,6 +7,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/suite"
+	"github.com/agenteval/agenteval/target"
 )
 
 // targetRun is one run of a suite: against one target, over the tests
@@ -19,10 +20,15 @@ type targetRun struct {
 	only map[string]bool
 	// keep, when set, keeps the tests of this shard (--shard).
 	keep func(*agenteval.Test) bool
+	// pick is the caller's own choice of tests (Options.Select).
+	pick func(*agenteval.Test) bool
+	// spec is the target chosen, once; err says why it cannot be.
+	spec suite.TargetSpec
+	err  error
 }
 
 func (tr targetRun) selects(t *agenteval.Test) bool {
-	return (tr.only == nil || tr.only[t.ID]) && (tr.keep == nil || tr.keep(t))
+	return (tr.only == nil || tr.only[t.ID]) && (tr.keep == nil || tr.keep(t)) && (tr.pick == nil || tr.pick(t))
 }
 
 // targetRuns says which targets a suite runs against. --target, given
@@ -30,10 +36,18 @@ func (tr targetRun) selects(t *agenteval.Test) bool {
 // against its own targets (execution.target on the test, its providers),
 // else the suite's matrix (execution.targets, providers), else the suite's
 // default target: one run per target named, in the order first named.
-func (f *runFlags) targetRuns(s *suite.Suite) []targetRun {
-	if len(f.targets) > 0 {
-		out := make([]targetRun, len(f.targets))
-		for i, t := range f.targets {
+func targetRuns(targets []string, s *suite.Suite) []targetRun {
+	out := choices(targets, s)
+	for i := range out {
+		out[i].spec, out[i].err = target.Select(s, out[i].target)
+	}
+	return out
+}
+
+func choices(targets []string, s *suite.Suite) []targetRun {
+	if len(targets) > 0 {
+		out := make([]targetRun, len(targets))
+		for i, t := range targets {
 			out[i] = targetRun{target: t}
 		}
 		return out
@@ -81,9 +95,9 @@ func targetErrorResult(t *agenteval.Test, target string, err error) *agenteval.R
 		Verdict: agenteval.VerdictError, ExecutionStatus: agenteval.StatusExecutionError, Error: provider.Redact(err.Error())}
 }
 
-// hasTag says whether a suite has one of the tags (any, when none is
+// HasTag says whether a suite has one of the tags (any, when none is
 // asked for).
-func hasTag(s *suite.Suite, tags []string) bool {
+func HasTag(s *suite.Suite, tags []string) bool {
 	if len(tags) == 0 {
 		return true
 	}

@@ -1,13 +1,12 @@
-package main
+package session
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/words"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/suite"
-	"github.com/agenteval/agenteval/target"
 )
 
 // doneKey names a suite's tests against one target in a resumed or rerun
@@ -90,16 +89,16 @@ func (r *resumed) runsAgain(suite, target, id string) bool {
 // rerunSource is the file --rerun-failed or --retry-errors names, and
 // which of them did; it checks that at most one of them and --resume is
 // given.
-func (f *runFlags) rerunSource() (flag, path string, err error) {
+func (o *Options) rerunSource() (flag, path string, err error) {
 	var given []string
-	for _, g := range []struct{ flag, path string }{{"--resume", f.resume}, {"--rerun-failed", f.rerunFailed}, {"--retry-errors", f.retryErrors}} {
+	for _, g := range []struct{ flag, path string }{{"--resume", o.Resume}, {"--rerun-failed", o.RerunFailed}, {"--retry-errors", o.RetryErrors}} {
 		if g.path != "" {
 			given = append(given, g.flag)
 			flag, path = g.flag, g.path
 		}
 	}
 	if len(given) > 1 {
-		return "", "", usageErr("%s and %s both name a results file to continue from; give one", given[0], given[1])
+		return "", "", configErr("%s and %s both name a results file to continue from; give one", given[0], given[1])
 	}
 	if flag == "--resume" {
 		return "", "", nil
@@ -108,28 +107,28 @@ func (f *runFlags) rerunSource() (flag, path string, err error) {
 }
 
 // startRerun reads the earlier file and says what this run does with it.
-func (f *runFlags) startRerun(e *env, flag, path string, hdr *report.Header) (*resumed, error) {
+func (o *Options) startRerun(flag, path string, hdr *report.Header) (*resumed, error) {
 	r, err := readRerun(path, flag == "--retry-errors")
 	if err != nil {
-		return nil, usageErr("%s: %v", flag, err)
+		return nil, configErr("%s: %v", flag, err)
 	}
 	if old := r.header; old != nil {
 		// The kept results were graded by the suites as they were then:
 		// say so when they have changed, but carry on, since changing the
 		// suite is often the fix.
-		if p := resumeProblems(old, hdr); len(p) > 0 && !f.quiet {
-			fmt.Fprintf(e.stderr, "agenteval: warning: %s %s: %s; the results carried over are from that run\n", flag, path, strings.Join(p, "; "))
+		if p := resumeProblems(old, hdr); len(p) > 0 {
+			o.notef("agenteval: warning: %s %s: %s; the results carried over are from that run\n", flag, path, strings.Join(p, "; "))
 		}
 	}
-	if !f.quiet {
+	if !o.Quiet {
 		what := "failed or errored"
 		if flag == "--retry-errors" {
 			what = "errored (or missing)"
 		}
 		if r.rerun == 0 && flag == "--rerun-failed" {
-			fmt.Fprintf(e.stderr, "%s: no test failed in %s; nothing to run again\n", flag, path)
+			o.logf("%s: no test failed in %s; nothing to run again\n", flag, path)
 		} else {
-			fmt.Fprintf(e.stderr, "running the %s tests of %s again (%d); %s carried over\n", what, path, r.rerun, counted(len(r.kept), "result"))
+			o.logf("running the %s tests of %s again (%d); %s carried over\n", what, path, r.rerun, words.Counted(len(r.kept), "result"))
 		}
 	}
 	return r, nil
@@ -152,10 +151,7 @@ func (r *resumed) carryOver(add func(*agenteval.Result) error) error {
 func plannedTotal(s *suite.Suite, trs []targetRun, ts []*agenteval.Test, done *resumed) int {
 	n := 0
 	for _, tr := range trs {
-		name := ""
-		if sel, err := target.Select(s, tr.target); err == nil {
-			name = sel.Name
-		}
+		name := tr.spec.Name
 		for _, t := range ts {
 			if !tr.selects(t) {
 				continue
@@ -164,7 +160,7 @@ func plannedTotal(s *suite.Suite, trs []targetRun, ts []*agenteval.Test, done *r
 				n++
 				continue
 			}
-			if _, finished := done.doneFor(suiteName(s), name)[t.ID]; finished || done.runsAgain(suiteName(s), name, t.ID) {
+			if _, finished := done.doneFor(SuiteName(s), name)[t.ID]; finished || done.runsAgain(SuiteName(s), name, t.ID) {
 				n++
 			}
 		}

@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -17,9 +16,10 @@ import (
 	"github.com/agenteval/agenteval/store"
 )
 
-// newHeader starts the header of a run: its id, version, time and commit.
-func newHeader(command string) *report.Header {
-	h := &report.Header{Record: report.RecordRun, RunID: report.NewRunID(), AgentevalVersion: shortVersion(),
+// NewHeader starts the header of a run: its id, the command and agenteval
+// version that wrote it, the time, and the project's commit.
+func NewHeader(command, version string) *report.Header {
+	h := &report.Header{Record: report.RecordRun, RunID: report.NewRunID(), AgentevalVersion: version,
 		Started: time.Now().UTC().Truncate(time.Millisecond), Command: command}
 	if g := project.GitState(project.Here()); g != nil {
 		h.Git = &report.Git{Commit: g.Commit, Dirty: g.Dirty}
@@ -41,8 +41,8 @@ func validRunID(id string) bool {
 	return true
 }
 
-// suiteFile describes one input file of a run, with the hash of its bytes.
-func suiteFile(path, name string) (report.SuiteFile, error) {
+// SuiteFile describes one input file of a run, with the hash of its bytes.
+func SuiteFile(path, name string) (report.SuiteFile, error) {
 	sf := report.SuiteFile{Path: path, Name: name}
 	if path == "-" {
 		return sf, nil
@@ -205,9 +205,9 @@ func (s *softWriter) Close(sum *report.Summary) error {
 }
 
 // storeWarning is the message for a store that failed.
-func storeWarning(e *env, path string) func(error) {
+func storeWarning(opt *Options, path string) func(error) {
 	return func(err error) {
-		fmt.Fprintf(e.stderr, "agenteval: warning: the run store %s failed, so this run is not recorded there: %v\n(the results files are complete; --no-store turns the store off)\n", path, err)
+		opt.logf("agenteval: warning: the run store %s failed, so this run is not recorded there: %v\n(the results files are complete; --no-store turns the store off)\n", path, err)
 	}
 }
 
@@ -224,20 +224,20 @@ type recording struct {
 // named (--store, AGENTEVAL_STORE, store: in agenteval.yaml) and cannot be
 // opened is an error: a team that shares a store wants every run in it,
 // and says --no-store when it does not.
-func startRecording(e *env, off bool) (*recording, error) {
-	if off {
+func startRecording(opt *Options) (*recording, error) {
+	if opt.NoStore {
 		return nil, nil
 	}
-	db, w, err := e.openStore()
+	db, w, err := openStore(opt.Store)
 	if err != nil {
-		if w.from != "" {
-			return nil, usageErr("the run store %s (from %s) cannot be opened: %v\n(--no-store runs without it)", w.name(), w.from, err)
+		if w.From != "" {
+			return nil, configErr("the run store %s (from %s) cannot be opened: %v\n(--no-store runs without it)", w.Name(), w.From, err)
 		}
-		storeWarning(e, w.name())(err)
+		storeWarning(opt, w.Name())(err)
 		return nil, nil
 	}
 	rec := &store.Recorder{Store: db}
-	return &recording{db: db, rec: rec, w: &softWriter{w: rec, warn: storeWarning(e, w.name())}}, nil
+	return &recording{db: db, rec: rec, w: &softWriter{w: rec, warn: storeWarning(opt, w.Name())}}, nil
 }
 
 // writer is what the run writes to, or nil.
@@ -303,16 +303,6 @@ func (r *recording) close() {
 		return
 	}
 	r.w.fail(r.db.Close())
-}
-
-// sortedKeys lists a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // shardName says which part of a run a header's file holds.

@@ -1,7 +1,6 @@
-package main
+package session
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,7 +45,7 @@ func parseShard(flag string, suites []*suite.Suite) (*shardRun, error) {
 	}
 	spec, err := shard.Parse(flag)
 	if err != nil {
-		return nil, usageErr("%v", err)
+		return nil, configErr("%v", err)
 	}
 	sr := &shardRun{spec: spec, keep: map[*suite.Suite]func(*agenteval.Test) bool{}}
 	for _, s := range suites {
@@ -67,12 +66,12 @@ func (sr *shardRun) keeps(s *suite.Suite) func(*agenteval.Test) bool {
 // shard shares: --run-id, else the CI pipeline's, else a new one (with a
 // warning, since then no other shard has it, unless the run resumes a
 // file, whose id it keeps).
-func (sr *shardRun) label(e *env, h *report.Header, explicitID string, resuming bool, tests int) {
+func (sr *shardRun) label(opt *Options, h *report.Header, resuming bool, tests int) {
 	if sr == nil {
 		return
 	}
 	h.Shard = &report.Shard{Index: sr.spec.Index, Count: sr.spec.Count, Tests: tests}
-	if explicitID != "" {
+	if opt.RunID != "" {
 		return
 	}
 	if id, _ := shard.RunIDFromCI(os.Getenv); id != "" {
@@ -80,6 +79,6 @@ func (sr *shardRun) label(e *env, h *report.Header, explicitID string, resuming 
 		return
 	}
 	if sr.spec.Count > 1 && !resuming {
-		fmt.Fprintf(e.stderr, "agenteval: warning: --shard %s without --run-id, outside a CI system agenteval knows: this shard's run id is %s, and the other shards will not share it; give every shard the same --run-id so that merge can put them together\n", sr.spec, h.RunID)
+		opt.logf("agenteval: warning: --shard %s without --run-id, outside a CI system agenteval knows: this shard's run id is %s, and the other shards will not share it; give every shard the same --run-id so that merge can put them together\n", sr.spec, h.RunID)
 	}
 }

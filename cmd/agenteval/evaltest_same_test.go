@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/evaltest"
+	"github.com/agenteval/agenteval/internal/fakellm"
+	"github.com/agenteval/agenteval/report"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// A suite that takes its target, tools and judge from agenteval.yaml gives
+// the same results under go test (evaltest, no agent of its own) as under
+// agenteval run: both load and run it through one session.
+func TestEvaltestMatchesRun(t *testing.T) {
+	srv, err := fakellm.Start(fakellm.Options{CallTools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	t.Setenv("OPENAI_BASE_URL", srv.URL)
+	t.Setenv("OPENAI_API_KEY", "k")
+	t.Setenv("AGENTEVAL_JUDGE", "")
+	dir := t.TempDir()
+	write := func(name, text string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("agenteval.yaml", `judge: openai:fake
+targets:
+  - name: fake
+    model: openai:fake
+tools:
+  - name: get_time
+    description: The current time.
+    parameters: {type: object, properties: {}}
+    result: '{"time": "09:41"}'
+defaults:
+  threshold: 0.9
+`)
+	write("evals/suite.yaml", `tests:
+  - id: tells-time
+    input: What time is it?
+    assertions:
+      - type: tool_calls
+        expected: [{name: get_time}]
+      - The reply answers the question.
+  - id: names-city
+    mode: conversation
+    turns:
+      - input: Where am I?
+        assertions: [The reply is polite.]
+      - input: And now?
+        assertions: [{type: contains, value: Lisbon}]
+`)
+	suitePath := filepath.Join(dir, "evals", "suite.yaml")
+	out := filepath.Join(dir, "out.jsonl")
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"run", suitePath, "--no-store", "--no-cache", "-q", "-o", out}, nil, &stdout, &stderr)
+	if code != exitFailed {
+		t.Fatalf("agenteval run: exit %d, want %d (one test fails)\n%s", code, exitFailed, stderr.String())
+	}
+	var fromCLI []*agenteval.Result
+	if _, err := report.ReadResults(out, func(r *agenteval.Result) error {
+		fromCLI = append(fromCLI, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fromGo, err := evaltest.Results(context.Background(), suitePath, nil, evaltest.Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromCLI) != 2 {
+		t.Fatalf("agenteval run wrote %d results, want 2", len(fromCLI))
+	}
+	// The order of results is the order tests finish in; timings and
+	// conversation ids differ from run to run.
+	opts := cmp.Options{
+		cmpopts.SortSlices(func(a, b *agenteval.Result) bool { return a.TestID < b.TestID }),
+		cmpopts.IgnoreFields(agenteval.Result{}, "DurationMS", "ConversationID"),
+		cmpopts.IgnoreFields(agenteval.Usage{}, "WaitedMS"),
+		cmpopts.EquateEmpty(),
+	}
+	if diff := cmp.Diff(fromCLI, fromGo, opts); diff != "" {
+		t.Errorf("evaltest differs from agenteval run (-run +evaltest):\n%s", diff)
+	}
+	for _, r := range fromGo {
+		if r.Target != "fake" {
+			t.Errorf("%s ran against %q, want the project's target fake", r.TestID, r.Target)
+		}
+	}
+}

@@ -1,0 +1,28 @@
+// Package session runs eval files as agenteval run does, for any Go
+// program: the CLI, evaltest, and a user's own tools. A run session has
+// four stages, each done once:
+//
+//   - Load finds the eval files (a folder stands for the files below it, a
+//     glob for those it matches), parses them, and reads each project file
+//     (agenteval.yaml) once, applying it to every suite below it.
+//   - Plan decides what runs: targets × tests × trials, filtered, sharded,
+//     and less what --resume or --rerun-failed already has, and writes the
+//     run's header.
+//   - OpenSink opens where results go: the results file, JUnit, HTML,
+//     OpenTelemetry export, the run store, and any writer of the caller's;
+//     it keeps the summary and records how the run ended.
+//   - Run builds each target's agent and the judge, and runs the plan into
+//     the sink, telling the caller of each result as it comes.
+//
+// Run (the function) does all four with Options, the way the command line
+// does; the stages are there for a caller that wants to look between them
+// (validate stops after Plan; merge and score use only the sink).
+//
+// Problems with the files or settings are *ConfigError (the CLI exits 2
+// for them); a failed run returns its cause with the results so far kept.
+//
+// It may import the root package, suite, project, run, grade, judge,
+// target, provider and its adapters, cache, store and its backends,
+// report, results, shard, otelexport, otlpreceiver and the internal
+// packages; nothing imports it but cmd/agenteval, evaltest and examples.
+package session

@@ -1,0 +1,208 @@
+package session
+
+import (
+	"context"
+	"time"
+
+	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/provider"
+	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/run"
+	"github.com/agenteval/agenteval/suite"
+	"github.com/agenteval/agenteval/target"
+)
+
+// Outcome is how a session's run ended.
+type Outcome struct {
+	// Summary counts every result of the run, carried-over ones included.
+	Summary report.Summary
+	// Header is the run's header, as its results file opens with it.
+	Header *report.Header
+	// Output is the results file written, if any.
+	Output string
+}
+
+// Run loads the eval files, plans the run, opens its sink and runs it, as
+// agenteval run does. The outcome is returned with the error: a run that
+// stops (Ctrl-C, a rejected key) keeps the results it finished.
+func Run(ctx context.Context, opt Options, paths ...string) (*Outcome, error) {
+	s, err := Load(opt, paths...)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.Plan()
+	if err != nil {
+		return nil, err
+	}
+	sink, err := p.OpenSink()
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ctx, sink)
+}
+
+// OpenSink opens the plan's sink (its results file appended to when the
+// run resumes one) and writes the header.
+func (p *Plan) OpenSink() (*Sink, error) {
+	opt := p.s.opt
+	opt.Output = p.Output
+	file := SinkFile{}
+	if opt.Resume != "" {
+		file.Append = true
+		file.HasHeader = p.done != nil && (p.done.n > 0 || p.done.header != nil)
+	}
+	sink, err := NewSink(&opt, file)
+	if err != nil {
+		return nil, err
+	}
+	if err := sink.Start(p.Header); err != nil {
+		sink.Abort()
+		return nil, err
+	}
+	return sink, nil
+}
+
+// Run runs the plan into the sink and closes it. The results an earlier
+// file holds join the run first; then each suite runs against each of
+// its targets.
+func (p *Plan) Run(ctx context.Context, sink *Sink) (*Outcome, error) {
+	out := &Outcome{Header: p.Header, Output: p.Output}
+	if err := p.takeOver(ctx, sink); err != nil {
+		sink.Abort()
+		return nil, err
+	}
+	start := time.Now()
+	runErr := p.runAll(ctx, sink)
+	sum, cerr := sink.Close(ctx, runErr, float64(time.Since(start).Microseconds())/1000)
+	if runErr == nil {
+		runErr = cerr
+	}
+	out.Summary = sum
+	return out, runErr
+}
+
+// takeOver gives the sink the results of the earlier file: those
+// --rerun-failed carries over, or those a resumed file already holds.
+func (p *Plan) takeOver(ctx context.Context, sink *Sink) error {
+	d := p.done
+	switch {
+	case d == nil:
+		return nil
+	case d.kept != nil:
+		if err := d.carryOver(sink.carry); err != nil {
+			return configErr("%s: %v", p.rerunFlag, err)
+		}
+	case d.n > 0:
+		// The whole run is summed, reported and recorded, not only this
+		// session's part of it.
+		toStore := sink.rec.needsBackfill(ctx, p.Header, d.n)
+		_, err := report.ReadResults(p.Output, func(r *agenteval.Result) error {
+			return sink.archive(r, toStore)
+		})
+		if err != nil {
+			return configErr("--resume: %v", err)
+		}
+	}
+	return nil
+}
+
+// runAll runs every suite against each of its targets.
+func (p *Plan) runAll(ctx context.Context, sink *Sink) error {
+	for _, sp := range p.Suites {
+		for _, tr := range sp.runs {
+			ropt, err := p.s.options(sp.Suite, tr)
+			if err != nil && len(sp.runs) == 1 {
+				return err
+			}
+			if err != nil {
+				// One target of a matrix that cannot run: its tests end in
+				// execution_error, naming why; the other targets run.
+				for i := range sp.Suite.Tests {
+					if t := &sp.Suite.Tests[i]; tr.selects(t) {
+						if werr := sink.Write(targetErrorResult(t, tr.spec.Name, err)); werr != nil {
+							return werr
+						}
+					}
+				}
+				continue
+			}
+			ropt.Select = tr.selects
+			if d := p.done; d != nil {
+				name, st := ropt.Target, sp.Suite
+				ropt.Done = d.doneFor(SuiteName(st), name)
+				if d.again != nil {
+					ropt.Select = func(t *agenteval.Test) bool {
+						return tr.selects(t) && d.runsAgain(SuiteName(st), name, t.ID)
+					}
+				}
+			}
+			if err := run.RunSuite(ctx, sp.Suite, ropt, sink.Write); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// options builds a suite's run options against one target: its agent,
+// its judge, and the options' overrides; the project file fills in what
+// neither the options nor the suite say.
+func (s *Session) options(st *suite.Suite, tr targetRun) (run.Options, error) {
+	opt := &s.opt
+	cfg := s.configs[st]
+	jobs := opt.Jobs
+	if jobs == 0 && st.Workers > 0 {
+		jobs = st.Workers // execution.workers
+	}
+	if jobs == 0 && cfg != nil {
+		jobs = cfg.Defaults.Jobs
+	}
+	// Each conversation has one agent call in flight, and its grading runs
+	// beside it: a provider serving both needs room for twice -j.
+	models := opt.Models
+	models.Concurrency = max(32, 2*jobs)
+	agent := opt.Agent
+	if agent == nil {
+		var err error
+		agent, err = target.Open(tr.spec, st, target.Options{Configure: func(c *provider.Config) {
+			// The agent's calls are priced and limited like the judge's,
+			// so cost budgets and totals see the price table too.
+			models.Configure(c)
+		}})
+		if err != nil {
+			return run.Options{}, configErr("target %s: %s", tr.spec.Name, provider.Redact(err.Error()))
+		}
+	}
+	if opt.WrapAgent != nil {
+		agent = opt.WrapAgent(agent)
+	}
+	ro := run.Options{Agent: agent, Target: tr.spec.Name, Concurrency: jobs, Trials: opt.Trials, Filter: opt.Filter, Threshold: opt.Threshold}
+	j := opt.JudgeModel
+	if j == nil {
+		jm := models
+		if jm.Judge == "" && st.Judge != nil {
+			jm.Judge = st.Judge.Model
+		}
+		var err error
+		if j, err = jm.BuildJudge(); err != nil {
+			return run.Options{}, err
+		}
+		if j != nil && st.Judge != nil && st.Judge.Samples > 0 {
+			j.Samples = st.Judge.Samples
+		}
+	}
+	ro.Judge = j
+	if opt.SimulatorModel != nil {
+		ro.Simulator, ro.SimulatorName = opt.SimulatorModel, opt.SimulatorName
+	} else if sim := s.simulatorSpec(st); sim != "" {
+		var err error
+		if ro.Simulator, ro.SimulatorName, err = models.Open(sim, "simulator"); err != nil {
+			return run.Options{}, err
+		}
+	}
+	ro.OpenModel = func(spec string) (agenteval.Model, error) {
+		m, _, err := models.Open(spec, "user.model")
+		return m, err
+	}
+	return ro, nil
+}
