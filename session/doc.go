@@ -21,8 +21,13 @@
 // Problems with the files or settings are *ConfigError (the CLI exits 2
 // for them); a failed run returns its cause with the results so far kept.
 //
+// Provider adapters and store backends register themselves when
+// imported, as database/sql drivers do: import the ones a program needs
+// (provider/openai, store/sqlite, ...). The CLI imports them all; a go test
+// binary built with evaltest compiles in none it does not import.
+//
 // It may import the root package, suite, project, run, grade, judge,
-// target, provider and its adapters, cache, store and its backends,
-// report, results, shard, otelexport, otlpreceiver and the internal
-// packages; nothing imports it but cmd/agenteval, evaltest and examples.
+// target, provider, cache, store, report, results, shard, the internal
+// packages, and YAML (to tell an eval file from other YAML by its keys);
+// not the provider adapters, the store backends or the OpenTelemetry SDK.
 package session
