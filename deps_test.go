@@ -83,11 +83,11 @@ var rules = map[string]rule{
 	// Readers and writers of conversations and results.
 	"dataset":      {may: []string{".", "internal/..."}},
 	"trace":        {may: []string{".", "dataset", "internal/..."}, ext: []string{"go.opentelemetry.io/proto/otlp/...", "google.golang.org/protobuf/..."}},
-	"report":       {may: []string{"."}},
+	"report":       {may: []string{".", "results"}},
 	"results":      {may: []string{"."}},
-	"compare":      {may: []string{".", "report"}},
-	"shard":        {may: []string{".", "report"}},
-	"otelexport":   {may: []string{".", "report", "internal/redact"}, ext: []string{"go.opentelemetry.io/otel/..."}},
+	"compare":      {may: []string{".", "report", "results"}},
+	"shard":        {may: []string{".", "results"}},
+	"otelexport":   {may: []string{".", "results", "internal/redact"}, ext: []string{"go.opentelemetry.io/otel/..."}},
 	"otlpreceiver": {may: []string{".", "trace"}, ext: []string{"go.opentelemetry.io/proto/otlp/...", "google.golang.org/protobuf/..."}},
 
 	// Models: the reliable wrapper, its adapters, and the cache.
@@ -98,27 +98,23 @@ var rules = map[string]rule{
 	"cache":              {may: []string{".", "internal/redact"}},
 
 	// Grading and running.
-	"judge":    {may: []string{".", "cache", "internal/schemacheck", "internal/strictjson"}},
-	"simulate": {may: []string{".", "cache", "judge"}},
-	"grade":    {may: []string{".", "judge", "internal/..."}},
-	"suite":    {may: []string{".", "grade", "internal/..."}, ext: []string{"go.yaml.in/yaml/v4"}},
-	"project":  {may: []string{"suite"}},
-	"agent":    {may: []string{"."}, ext: []string{"github.com/google/jsonschema-go/..."}},
-	"target": {
-		may: []string{".", "agent", "suite", "dataset", "provider", "results", "internal/..."},
-		// The results format is moving from report to results.
-		leaving: []string{"report"},
-	},
+	"judge":      {may: []string{".", "cache", "internal/schemacheck", "internal/strictjson"}},
+	"simulate":   {may: []string{".", "cache", "judge"}},
+	"grade":      {may: []string{".", "judge", "internal/..."}},
+	"suite":      {may: []string{".", "grade", "internal/..."}, ext: []string{"go.yaml.in/yaml/v4"}},
+	"project":    {may: []string{"suite"}},
+	"agent":      {may: []string{"."}, ext: []string{"github.com/google/jsonschema-go/..."}},
+	"target":     {may: []string{".", "agent", "suite", "dataset", "provider", "results", "internal/..."}},
 	"run":        {may: []string{".", "suite", "dataset", "grade", "judge", "simulate", "internal/redact"}},
 	"experiment": {may: []string{"."}, ext: []string{"golang.org/x/term"}},
 
 	// The run store and its backends.
-	"store":           {may: []string{".", "report"}},
-	"store/sqlstore":  {may: []string{".", "report", "store"}},
-	"store/sqlite":    {may: []string{".", "report", "store", "store/sqlstore"}, ext: []string{"modernc.org/sqlite/..."}},
-	"store/postgres":  {may: []string{".", "report", "store", "store/sqlstore", "internal/redact"}, ext: []string{"github.com/jackc/pgx/v5/..."}},
-	"store/storetest": {may: []string{".", "report", "store"}},
-	"view":            {may: []string{".", "report", "compare", "store"}},
+	"store":           {may: []string{".", "results"}},
+	"store/sqlstore":  {may: []string{".", "results", "store"}},
+	"store/sqlite":    {may: []string{".", "results", "store", "store/sqlstore"}, ext: []string{"modernc.org/sqlite/..."}},
+	"store/postgres":  {may: []string{".", "results", "store", "store/sqlstore", "internal/redact"}, ext: []string{"github.com/jackc/pgx/v5/..."}},
+	"store/storetest": {may: []string{".", "results", "store"}},
+	"view":            {may: []string{".", "report", "results", "compare", "store"}},
 
 	// Orchestration: a run session, and what drives one.
 	"session": {
@@ -152,8 +148,7 @@ var forTests = map[string]bool{
 
 // docsPending are packages whose docs do not yet state their row, with why
 // the doc waits; TestDepsDocs skips them. Their imports are still checked.
-var docsPending = map[string]string{
-}
+var docsPending = map[string]string{}
 
 // allowsModule reports whether r lets a package import the module's
 // package dep (a path below the module root).

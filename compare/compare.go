@@ -5,7 +5,8 @@
 // A test run with several trials is judged on its pass rate, with a note
 // when the difference is within noise for that many trials.
 //
-// It may import the root package, report and the standard library.
+// It may import the root package, report, results and the standard
+// library.
 package compare
 
 import (
@@ -15,12 +16,13 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 )
 
 // Input is one side of a comparison: a run's header (nil when its file has
 // none), a label for people, and its results, read once in order.
 type Input struct {
-	Header  *report.Header
+	Header  *results.Header
 	Label   string
 	Results func(fn func(*agenteval.Result) error) error
 }
@@ -69,9 +71,9 @@ type Side struct {
 	Errored int       `json:"errored"`
 	Skipped int       `json:"skipped"`
 	// PassRate is passed/total.
-	PassRate float64                 `json:"pass_rate"`
-	PassAtK  []report.PassAtKSummary `json:"pass_at_k,omitempty"`
-	Usage    agenteval.Usage         `json:"usage"`
+	PassRate float64                  `json:"pass_rate"`
+	PassAtK  []results.PassAtKSummary `json:"pass_at_k,omitempty"`
+	Usage    agenteval.Usage          `json:"usage"`
 	// Latency is over the tests' durations.
 	MeanMS float64 `json:"mean_ms"`
 	P95MS  float64 `json:"p95_ms"`
@@ -428,7 +430,7 @@ func diffAssertions(path string, b, n []agenteval.Assertion) []Check {
 
 // sideAcc sums one run's results.
 type sideAcc struct {
-	sum   report.Summary
+	sum   results.Summary
 	usage agenteval.Usage
 	ms    []float64
 }

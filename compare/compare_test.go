@@ -10,10 +10,10 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/golden"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 )
 
-func input(label string, h *report.Header, rs ...*agenteval.Result) Input {
+func input(label string, h *results.Header, rs ...*agenteval.Result) Input {
 	return Input{Label: label, Header: h, Results: func(fn func(*agenteval.Result) error) error {
 		for _, r := range rs {
 			if err := fn(r); err != nil {
@@ -199,13 +199,13 @@ func goldenComparison(t *testing.T) *Comparison {
 	}
 	good := turn("turn-3", agenteval.VerdictPass, 1, "1 of 1 expected calls found in order", agenteval.Assertion{Text: "expected call 1: update_booking({\"time\":\"8pm\"})", Passed: true, Evidence: "matched call 1"})
 	bad := turn("turn-3", agenteval.VerdictFail, 0, "0 of 1 expected calls found in order", agenteval.Assertion{Text: "expected call 1: update_booking({\"time\":\"8pm\"})", Evidence: "no call to update_booking; called search_tables | <b>instead</b>"})
-	base := input("baseline", &report.Header{RunID: "3f9a2b1c0d4e", Started: t0, Target: "replay", Git: &report.Git{Commit: "0123456789abcdef"}},
+	base := input("baseline", &results.Header{RunID: "3f9a2b1c0d4e", Started: t0, Target: "replay", Git: &results.Git{Commit: "0123456789abcdef"}},
 		mk("book-and-move", agenteval.VerdictPass, 1, 0.002, turn("turn-1", agenteval.VerdictPass, 1, "ok"), good),
 		mk("opening_hours", agenteval.VerdictFail, 0.5, 0.001),
 		mk("refund", agenteval.VerdictPass, 1, 0.003),
 		mk("retired", agenteval.VerdictPass, 1, 0.001))
 	base.Label = "baseline"
-	cur := input("7c1d22aa9b01", &report.Header{RunID: "7c1d22aa9b01", Started: t0.Add(26 * time.Hour), Target: "replay"},
+	cur := input("7c1d22aa9b01", &results.Header{RunID: "7c1d22aa9b01", Started: t0.Add(26 * time.Hour), Target: "replay"},
 		mk("book-and-move", agenteval.VerdictFail, 0.67, 0.002, turn("turn-1", agenteval.VerdictPass, 1, "ok"), bad),
 		mk("opening_hours", agenteval.VerdictPass, 1, 0.001),
 		mk("refund", agenteval.VerdictPass, 1, 0.004),

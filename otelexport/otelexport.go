@@ -12,7 +12,7 @@
 // test.suite.name, test.case.id and test.case.result.status, as semantic
 // conventions v1.41.0 name them.
 //
-// It may import the root package, report, internal/redact and the
+// It may import the root package, results, internal/redact and the
 // OpenTelemetry SDK.
 package otelexport
 
@@ -27,7 +27,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/redact"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -277,7 +277,7 @@ func responseID(c agenteval.Conversation, _ int) string {
 
 // Close flushes every span and stops the exporter. An endpoint that could
 // not be reached is an error, after the results were written elsewhere.
-func (e *Exporter) Close(*report.Summary) error {
+func (e *Exporter) Close(*results.Summary) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	err := e.tp.ForceFlush(ctx)

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/results"
 )
 
 //go:embed html/page.tmpl html/report.css html/report.js
@@ -89,9 +90,9 @@ type HTMLWriter struct {
 }
 
 type htmlRun struct {
-	Header  *Header      `json:"header"`
-	Summary *Summary     `json:"summary"`
-	Index   []IndexEntry `json:"index"`
+	Header  *results.Header  `json:"header"`
+	Summary *results.Summary `json:"summary"`
+	Index   []IndexEntry     `json:"index"`
 	// Chunk is how many tests each compressed block holds.
 	Chunk int `json:"chunk"`
 }
@@ -128,7 +129,7 @@ func (h *HTMLWriter) fail(err error) error {
 }
 
 // Start begins a run: the first, or the second of a side by side.
-func (h *HTMLWriter) Start(hdr *Header) error {
+func (h *HTMLWriter) Start(hdr *results.Header) error {
 	if h.err != nil {
 		return h.err
 	}
@@ -262,7 +263,7 @@ func WriteRunsPage(w io.Writer, runs any) error {
 }
 
 // EndRun closes the current run's data, with its summary.
-func (h *HTMLWriter) EndRun(sum *Summary) {
+func (h *HTMLWriter) EndRun(sum *results.Summary) {
 	if !h.open {
 		return
 	}
@@ -273,7 +274,7 @@ func (h *HTMLWriter) EndRun(sum *Summary) {
 
 // Close ends the last run with its summary and writes the rest of the
 // page.
-func (h *HTMLWriter) Close(sum *Summary) error {
+func (h *HTMLWriter) Close(sum *results.Summary) error {
 	if h.err != nil {
 		return h.err
 	}

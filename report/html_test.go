@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/results"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -68,8 +69,8 @@ func TestHTMLPage(t *testing.T) {
 	w := NewHTML(&buf, HTMLOptions{})
 	evil := conversation()
 	evil.TestID = `</script><script>alert("id")</script>`
-	w.Start(&Header{RunID: "r1", Suites: []SuiteFile{{Path: "s.yaml", Name: "<b>suite</b>"}}})
-	var sum Summary
+	w.Start(&results.Header{RunID: "r1", Suites: []results.SuiteFile{{Path: "s.yaml", Name: "<b>suite</b>"}}})
+	var sum results.Summary
 	for i := range 2*chunkTests + 1 {
 		r := conversation()
 		if i == 7 {
@@ -154,17 +155,17 @@ func TestHTMLWriteLine(t *testing.T) {
 func TestHTMLSideBySide(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewHTML(&buf, HTMLOptions{Compare: json.RawMessage(`{"summary":{"regressed":1}}`)})
-	w.Start(&Header{RunID: "a"})
+	w.Start(&results.Header{RunID: "a"})
 	w.Write(conversation())
-	w.EndRun(&Summary{Total: 1})
-	w.Start(&Header{RunID: "b"})
+	w.EndRun(&results.Summary{Total: 1})
+	w.Start(&results.Header{RunID: "b"})
 	w.Write(conversation())
-	w.Close(&Summary{Total: 1})
+	w.Close(&results.Summary{Total: 1})
 	got := blocks(t, buf.String())
 	if len(got["0"]) != 1 || len(got["1"]) != 1 || !strings.Contains(buf.String(), `"compare":{"summary":{"regressed":1}}`) {
 		t.Errorf("runs %v", got)
 	}
-	if err := w.Start(&Header{RunID: "c"}); err == nil {
+	if err := w.Start(&results.Header{RunID: "c"}); err == nil {
 		t.Error("a third run was accepted")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/results"
 )
 
 // junitCase is what the JUnit writer keeps of a result until the end: the
@@ -26,8 +27,8 @@ type junitCase struct {
 type junitWriter struct {
 	w     io.Writer
 	cases []junitCase
-	// passAtK accumulates each suite's pass@k and pass^k.
-	passAtK map[string]*passAtKMeans
+	// suites total each suite's results, for its pass@k and pass^k.
+	suites map[string]*results.Summary
 }
 
 // NewJUnit writes JUnit XML, which CI systems show as test reports: one
@@ -36,22 +37,22 @@ type junitWriter struct {
 // properties hold its pass@k, pass^k and tests@k (how many tests ran at
 // least k trials) for each k, and a testcase's hold its trials,
 // trials_passed, and its own pass@k and pass^k.
-func NewJUnit(w io.Writer) Writer { return &junitWriter{w: w, passAtK: map[string]*passAtKMeans{}} }
+func NewJUnit(w io.Writer) Writer { return &junitWriter{w: w, suites: map[string]*results.Summary{}} }
 
 func (j *junitWriter) Write(r *agenteval.Result) error {
 	c := junitCase{suite: r.Suite, name: r.TestID, seconds: r.DurationMS / 1000}
 	if c.suite == "" {
 		c.suite = "agenteval"
 	}
-	m := j.passAtK[c.suite]
-	if m == nil {
-		m = &passAtKMeans{}
-		j.passAtK[c.suite] = m
+	sum := j.suites[c.suite]
+	if sum == nil {
+		sum = &results.Summary{}
+		j.suites[c.suite] = sum
 	}
-	m.add(r)
-	if n, passed, _ := trialCounts(r); n > 1 {
+	sum.Add(r)
+	if n, passed, _ := results.TrialCounts(r); n > 1 {
 		c.trials, c.passed = n, passed
-		c.passAtK, _ = testPassAtK(r)
+		c.passAtK, _ = results.PassAtK(r)
 	}
 	switch r.Verdict {
 	case agenteval.VerdictPass:
@@ -164,8 +165,7 @@ func prob(f float64) string { return fmt.Sprintf("%.4f", f) }
 
 // suiteProps is a testsuite's pass@k, pass^k and tests@k for each k, or nil
 // when none of its tests ran more than once.
-func suiteProps(m *passAtKMeans) *xmlProperties {
-	ps := m.summary(nil)
+func suiteProps(ps []results.PassAtKSummary) *xmlProperties {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -196,7 +196,7 @@ func caseProps(c junitCase) *xmlProperties {
 
 func secs(f float64) string { return fmt.Sprintf("%.3f", f) }
 
-func (j *junitWriter) Close(*Summary) error {
+func (j *junitWriter) Close(*results.Summary) error {
 	bySuite := map[string]*xmlTestsuite{}
 	var names []string
 	root := xmlTestsuites{}
@@ -234,7 +234,7 @@ func (j *junitWriter) Close(*Summary) error {
 			t += v
 		}
 		s.Time = secs(t)
-		s.Props = suiteProps(j.passAtK[n])
+		s.Props = suiteProps(j.suites[n].PassAtK)
 		root.Suites = append(root.Suites, *s)
 		root.Tests += s.Tests
 		root.Failures += s.Failures

@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/results"
 )
 
 type markdownWriter struct {
 	bw       *bufio.Writer
-	header   *Header
+	header   *results.Header
 	failures []*agenteval.Result
 	dropped  int
 	// usage sums the results' own usage (agent, simulated user and
@@ -28,7 +29,7 @@ const maxMarkdownFailures = 50
 // (up to 50) until Close.
 func NewMarkdown(w io.Writer) Writer { return &markdownWriter{bw: bufio.NewWriter(w)} }
 
-func (m *markdownWriter) Start(h *Header) error {
+func (m *markdownWriter) Start(h *results.Header) error {
 	m.header = h
 	return nil
 }
@@ -56,9 +57,9 @@ func mdText(s string) string {
 	return r.Replace(s)
 }
 
-func (m *markdownWriter) Close(sum *Summary) error {
+func (m *markdownWriter) Close(sum *results.Summary) error {
 	if sum == nil {
-		sum = &Summary{}
+		sum = &results.Summary{}
 	}
 	rate := 0.0
 	if sum.Total > 0 {

@@ -2,109 +2,11 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/results"
 )
-
-// PassAtKSummary is pass@k and pass^k over many tests: for one k, the mean
-// of the per-test values over the tests that ran at least k trials (the
-// τ²-bench definition of pass^k). Tests that ran fewer trials cannot say
-// anything about k of them, so they are left out rather than counted as 0.
-type PassAtKSummary struct {
-	K        int     `json:"k"`
-	PassAtK  float64 `json:"pass_at_k"`
-	PassHatK float64 `json:"pass_hat_k"`
-	// Tests is how many tests ran at least K trials: the means' divisor.
-	Tests int `json:"tests"`
-}
-
-// passAtKMeans accumulates per-test pass@k and pass^k as results stream
-// past, keeping sums per k rather than the results.
-type passAtKMeans struct {
-	at, hat []float64 // sums, index k-1
-	tests   []int
-	// multi is set once some test ran more than one trial; until then
-	// there is nothing worth reporting beyond the pass rate.
-	multi bool
-}
-
-func (m *passAtKMeans) add(r *agenteval.Result) {
-	vals, ok := testPassAtK(r)
-	if !ok {
-		return
-	}
-	if len(vals) > 1 {
-		m.multi = true
-	}
-	for i, v := range vals {
-		if i == len(m.tests) {
-			m.at, m.hat, m.tests = append(m.at, 0), append(m.hat, 0), append(m.tests, 0)
-		}
-		m.at[i] += v.PassAtK
-		m.hat[i] += v.PassHatK
-		m.tests[i]++
-	}
-}
-
-// summary returns the means for k = 1..the most trials any test ran, reusing
-// dst's storage, or nil when no test ran more than one trial.
-func (m *passAtKMeans) summary(dst []PassAtKSummary) []PassAtKSummary {
-	if !m.multi {
-		return nil
-	}
-	dst = dst[:0]
-	for i, n := range m.tests {
-		dst = append(dst, PassAtKSummary{K: i + 1, PassAtK: m.at[i] / float64(n), PassHatK: m.hat[i] / float64(n), Tests: n})
-	}
-	return dst
-}
-
-// testPassAtK is a test's pass@k and pass^k for k = 1..its trials, and
-// whether it counts at all. A test that never ran (skipped, say, because a
-// dependency failed) does not count; one that ran once counts as one trial,
-// passed or not. Trials that failed to run count as not passing, as they do
-// in the per-test values the runner computes.
-func testPassAtK(r *agenteval.Result) ([]agenteval.PassAtK, bool) {
-	if len(r.PassAtK) > 0 {
-		return r.PassAtK, true
-	}
-	n, c, _ := trialCounts(r)
-	if n == 0 {
-		return nil, false
-	}
-	return agenteval.PassAtKFor(n, c), true
-}
-
-// trialCounts is how many trials a test ran, how many passed and how many
-// failed to run. A single run is one trial; a skipped test with no trials
-// ran none.
-func trialCounts(r *agenteval.Result) (n, passed, errored int) {
-	switch {
-	case len(r.Trials) > 0:
-		for _, t := range r.Trials {
-			switch {
-			case t.Verdict == agenteval.VerdictPass:
-				passed++
-			case t.ExecutionStatus == agenteval.StatusExecutionError:
-				errored++
-			}
-		}
-		return len(r.Trials), passed, errored
-	case len(r.PassAtK) > 0:
-		// Results written without their trials still say c/n as pass@1.
-		n = len(r.PassAtK)
-		return n, int(math.Round(r.PassAtK[0].PassAtK * float64(n))), 0
-	case r.Verdict == agenteval.VerdictSkip || r.Verdict == "":
-		return 0, 0, 0
-	case r.Verdict == agenteval.VerdictPass:
-		return 1, 1, 0
-	case r.ExecutionStatus == agenteval.StatusExecutionError:
-		return 1, 0, 1
-	}
-	return 1, 0, 0
-}
 
 // shownKs picks the k values a terminal line has room for: all of them up
 // to 10, else 1 to 5, round numbers, and the largest.
@@ -127,7 +29,7 @@ func shownKs(maxK int) []int {
 
 // passAtKLines renders suite-level pass@k and pass^k as two aligned lines
 // for the table's summary, followed by how many tests the means are over.
-func passAtKLines(ps []PassAtKSummary) []string {
+func passAtKLines(ps []results.PassAtKSummary) []string {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -145,7 +47,7 @@ func passAtKLines(ps []PassAtKSummary) []string {
 
 // testsNote says how many tests the means are over: "3 tests" when every k
 // has the same, else "3 tests; 2 for k=2..3" (counts only fall as k grows).
-func testsNote(ps []PassAtKSummary) string {
+func testsNote(ps []results.PassAtKSummary) string {
 	var parts []string
 	for i := 0; i < len(ps); {
 		j := i
@@ -172,7 +74,7 @@ func testsNote(ps []PassAtKSummary) string {
 // trialsNote is the short trial count shown beside a test's verdict, such as
 // "2/3 trials passed", or "" for a test that ran once.
 func trialsNote(r *agenteval.Result) string {
-	n, c, errs := trialCounts(r)
+	n, c, errs := results.TrialCounts(r)
 	if n < 2 {
 		return ""
 	}

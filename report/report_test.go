@@ -11,10 +11,11 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/golden"
+	"github.com/agenteval/agenteval/results"
 	"github.com/google/go-cmp/cmp"
 )
 
-func results() []*agenteval.Result {
+func sample() []*agenteval.Result {
 	return []*agenteval.Result{
 		{TestID: "ok", Score: 1, Verdict: agenteval.VerdictPass, ExecutionStatus: agenteval.StatusOK, Scores: []agenteval.Score{
 			{Name: "acc", Score: 1, Verdict: agenteval.VerdictPass, Weight: 1},
@@ -34,10 +35,10 @@ func results() []*agenteval.Result {
 	}
 }
 
-func write(t *testing.T, w Writer) *Summary {
+func write(t *testing.T, w Writer) *results.Summary {
 	t.Helper()
-	var sum Summary
-	for _, r := range results() {
+	var sum results.Summary
+	for _, r := range sample() {
 		sum.Add(r)
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
@@ -81,19 +82,29 @@ func TestJSONL(t *testing.T) {
 	}
 }
 
+func TestJSONDocumentHasRun(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewJSON(&buf)
+	w.(Starter).Start(&results.Header{RunID: "r9"})
+	write(t, w)
+	if !strings.HasPrefix(buf.String(), `{"run": {"record":"run","run_id":"r9"`) || !strings.Contains(buf.String(), `"results": [`) || !json.Valid(buf.Bytes()) {
+		t.Errorf("document:\n%s", buf.String())
+	}
+}
+
 func TestJSONDocument(t *testing.T) {
 	for _, n := range []int{0, 4} {
 		var buf bytes.Buffer
 		w := NewJSON(&buf)
-		var sum Summary
-		for _, r := range results()[:n] {
+		var sum results.Summary
+		for _, r := range sample()[:n] {
 			sum.Add(r)
 			w.Write(r)
 		}
 		w.Close(&sum)
 		var doc struct {
 			Results []agenteval.Result `json:"results"`
-			Summary Summary            `json:"summary"`
+			Summary results.Summary    `json:"summary"`
 		}
 		if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 			t.Fatalf("%d results: not JSON: %v\n%s", n, err, buf.String())
@@ -104,26 +115,10 @@ func TestJSONDocument(t *testing.T) {
 	}
 }
 
-func TestSummary(t *testing.T) {
-	var buf bytes.Buffer
-	sum := write(t, NewJSONL(&buf))
-	want := Summary{Total: 4, Passed: 1, Failed: 1, Errored: 2}
-	if sum.Total != want.Total || sum.Passed != want.Passed || sum.Failed != want.Failed || sum.Errored != want.Errored {
-		t.Errorf("summary = %+v", sum)
-	}
-	acc := sum.Metrics["acc"]
-	if acc.Count != 3 || acc.Passed != 1 || acc.Failed != 2 || acc.Mean != (1+0.5+0.5)/3 {
-		t.Errorf("acc = %+v", acc)
-	}
-	if f1 := sum.Metrics["f1"]; f1.Count != 2 || f1.Errors != 1 || f1.Mean != 0.5 {
-		t.Errorf("f1 = %+v", f1)
-	}
-}
-
 func TestJUnit(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewJUnit(&buf)
-	rs := results()
+	rs := sample()
 	rs[0].Suite, rs[1].Suite = "travel", "travel"
 	rs[2].Suite, rs[3].Suite = "other", "other"
 	rs = append(rs, &agenteval.Result{TestID: "later", Suite: "other", Verdict: agenteval.VerdictSkip, Error: "skipped because of <deps> & such"})
@@ -158,88 +153,6 @@ func trialsResult(id, verdicts string) *agenteval.Result {
 	return r
 }
 
-func TestSummaryPassAtK(t *testing.T) {
-	// As the runner writes it: n=3, c=2, with its per-test values, which
-	// the summary takes as they are.
-	runner := trialsResult("runner", "ppf")
-	runner.PassAtK = []agenteval.PassAtK{{K: 1, PassAtK: 2.0 / 3, PassHatK: 2.0 / 3}, {K: 2, PassAtK: 1, PassHatK: 1.0 / 3}, {K: 3, PassAtK: 1, PassHatK: 0}}
-	depSkipped := &agenteval.Result{TestID: "dep", Verdict: agenteval.VerdictSkip, ExecutionStatus: agenteval.StatusExecutionError, Scores: []agenteval.Score{}}
-	onceBroken := &agenteval.Result{TestID: "broken", Verdict: agenteval.VerdictError, ExecutionStatus: agenteval.StatusExecutionError, Scores: []agenteval.Score{}, Error: "agent crashed"}
-	for _, tc := range []struct {
-		name    string
-		results []*agenteval.Result
-		want    []PassAtKSummary // nil: left out of the summary
-	}{
-		{
-			// (n=3,c=2): pass@1 2/3, pass@2 1−C(1,2)/C(3,2) = 1, pass@3 1;
-			//            pass^1 2/3, pass^2 C(2,2)/C(3,2) = 1/3, pass^3 0.
-			// (n=3,c=0): all 0. (n=1,c=1): pass@1 = pass^1 = 1.
-			// k=1 over 3 tests: (2/3+0+1)/3 = 5/9 for both.
-			// k=2 over 2 tests: pass@2 (1+0)/2 = 1/2, pass^2 (1/3+0)/2 = 1/6.
-			// k=3 over 2 tests: pass@3 (1+0)/2 = 1/2, pass^3 0.
-			name:    "mixed trial counts",
-			results: []*agenteval.Result{trialsResult("a", "ppf"), trialsResult("b", "fff"), trialsResult("c", "p")},
-			want:    []PassAtKSummary{{1, 5.0 / 9, 5.0 / 9, 3}, {2, 0.5, 1.0 / 6, 2}, {3, 0.5, 0, 2}},
-		},
-		{
-			name:    "per-test values from the runner are used",
-			results: []*agenteval.Result{runner, trialsResult("b", "fff"), trialsResult("c", "p")},
-			want:    []PassAtKSummary{{1, 5.0 / 9, 5.0 / 9, 3}, {2, 0.5, 1.0 / 6, 2}, {3, 0.5, 0, 2}},
-		},
-		{
-			// (n=4,c=2): pass@2 1−C(2,2)/C(4,2) = 5/6, pass^2 C(2,2)/C(4,2)
-			// = 1/6; pass@3 1−0 = 1, pass^3 0; pass@4 1, pass^4 0.
-			// (n=2,c=2): 1 at every k. k=3 and k=4 have only the first.
-			name:    "k beyond a test's trials",
-			results: []*agenteval.Result{trialsResult("a", "pfpf"), trialsResult("b", "pp")},
-			want:    []PassAtKSummary{{1, 0.75, 0.75, 2}, {2, (5.0/6 + 1) / 2, (1.0/6 + 1) / 2, 2}, {3, 1, 0, 1}, {4, 1, 0, 1}},
-		},
-		{
-			// Trials that failed to run count as not passing: (n=3,c=1),
-			// pass@2 1−C(2,2)/C(3,2) = 2/3, pass^2 0. A test skipped for
-			// its dependency never ran and does not count; a test that ran
-			// once and crashed counts as (n=1,c=0).
-			// k=1: (1/3 + 0)/2 = 1/6.
-			name:    "execution errors and skips",
-			results: []*agenteval.Result{trialsResult("a", "epf"), depSkipped, onceBroken},
-			want:    []PassAtKSummary{{1, 1.0 / 6, 1.0 / 6, 2}, {2, 2.0 / 3, 0, 1}, {3, 1, 0, 1}},
-		},
-		{
-			name:    "all trials failed to run",
-			results: []*agenteval.Result{trialsResult("a", "ee")},
-			want:    []PassAtKSummary{{1, 0, 0, 1}, {2, 0, 0, 1}},
-		},
-		{
-			name:    "single trials only",
-			results: []*agenteval.Result{trialsResult("a", "p"), trialsResult("b", "f"), depSkipped},
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var sum Summary
-			for _, r := range tc.results {
-				sum.Add(r)
-			}
-			got := sum.PassAtK
-			if len(got) != len(tc.want) {
-				t.Fatalf("pass@k = %+v, want %+v", got, tc.want)
-			}
-			for i, w := range tc.want {
-				g := got[i]
-				if g.K != w.K || g.Tests != w.Tests || math.Abs(g.PassAtK-w.PassAtK) > 1e-9 || math.Abs(g.PassHatK-w.PassHatK) > 1e-9 {
-					t.Errorf("k=%d: got %+v, want %+v", w.K, g, w)
-				}
-			}
-			b, err := json.Marshal(&sum)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if has := strings.Contains(string(b), `"pass_at_k":`); has != (tc.want != nil) {
-				t.Errorf("pass_at_k in the JSON summary is %v, want %v: %s", has, tc.want != nil, b)
-			}
-		})
-	}
-}
-
 func TestPassAtKFor(t *testing.T) {
 	// n=5, c=2: pass@k = 1 − C(3,k)/C(5,k), pass^k = C(2,k)/C(5,k).
 	want := []agenteval.PassAtK{
@@ -270,7 +183,7 @@ func trialResults() []*agenteval.Result {
 	rs[1].Error = "1 of 3 trials failed to run and were left out: trial 2: agent <crashed> & \"quit\""
 	for _, r := range rs {
 		if len(r.Trials) > 0 {
-			n, c, _ := trialCounts(r)
+			n, c, _ := results.TrialCounts(r)
 			r.PassAtK = agenteval.PassAtKFor(n, c)
 		}
 	}
@@ -281,7 +194,7 @@ func TestTableTrials(t *testing.T) {
 	run := func(color bool) string {
 		var buf bytes.Buffer
 		w := NewTable(&buf, TableOptions{Color: color, NoMetricSummary: true})
-		var sum Summary
+		var sum results.Summary
 		for _, r := range trialResults() {
 			sum.Add(r)
 			if err := w.Write(r); err != nil {
@@ -303,7 +216,7 @@ func TestTableTrials(t *testing.T) {
 }
 
 func TestPassAtKLinesManyTrials(t *testing.T) {
-	var sum Summary
+	var sum results.Summary
 	sum.Add(trialsResult("many", strings.Repeat("pf", 30)))
 	lines := passAtKLines(sum.PassAtK)
 	if len(lines) != 2 || !strings.Contains(lines[0], "  k=5 ") || strings.Contains(lines[0], "k=6 ") ||
@@ -415,29 +328,18 @@ func TestTableShowsHowASimulationEnded(t *testing.T) {
 	}
 }
 
-// TestSummaryUsageIsTheResults: the totals are the sum of the results'
-// usage (agent, simulated user and judge), not of the judge's scores alone.
-func TestSummaryUsageIsTheResults(t *testing.T) {
+// TestUsageLine: the line says the calls, what came from the cache, the
+// tokens and the cost, and does not call a run with real calls all cached.
+func TestUsageLine(t *testing.T) {
 	cost := func(c float64) *float64 { return &c }
-	results := []*agenteval.Result{
-		{TestID: "a", Verdict: agenteval.VerdictPass, Usage: &agenteval.Usage{Calls: 4, InputTokens: 400, OutputTokens: 40, CostUSD: cost(0.004)},
-			Scores: []agenteval.Score{{Name: "turn-1", Verdict: agenteval.VerdictPass, Usage: &agenteval.Usage{Calls: 1, InputTokens: 100, OutputTokens: 10, CostUSD: cost(0.001)}}}},
-		{TestID: "b", Verdict: agenteval.VerdictPass, Usage: &agenteval.Usage{Calls: 2, CachedCalls: 1, InputTokens: 50, OutputTokens: 5, CostUSD: cost(0.0005)},
-			Scores: []agenteval.Score{{Name: "turn-1", Verdict: agenteval.VerdictPass, Usage: &agenteval.Usage{CachedCalls: 1}}}},
-	}
-	var sum Summary
-	var want agenteval.Usage
-	for _, r := range results {
-		sum.Add(r)
-		want.Add(r.Usage)
-	}
-	if sum.Usage.Calls != 6 || sum.Usage.CachedCalls != 1 || sum.Usage.InputTokens != want.InputTokens || *sum.Usage.CostUSD != *want.CostUSD {
-		t.Errorf("summary usage = %+v, want %+v", sum.Usage, want)
-	}
-	if m := sum.Metrics["turn-1"]; m.Usage.Calls != 1 || m.Usage.CachedCalls != 1 {
-		t.Errorf("turn-1's own usage = %+v", m.Usage)
-	}
-	if line := UsageLine(sum.Usage); !strings.Contains(line, "6 model calls (+1 from cache)") || strings.Contains(line, "all cached") {
+	u := agenteval.Usage{Calls: 6, CachedCalls: 1, InputTokens: 450, OutputTokens: 45, CostUSD: cost(0.0045)}
+	if line := UsageLine(u); !strings.Contains(line, "6 model calls (+1 from cache), 450 input + 45 output tokens, $0.0045") || strings.Contains(line, "all cached") {
 		t.Errorf("usage line = %q", line)
+	}
+	if line := UsageLine(agenteval.Usage{CachedCalls: 2}); !strings.Contains(line, "$0 (all cached)") {
+		t.Errorf("all cached: usage line = %q", line)
+	}
+	if line := UsageLine(agenteval.Usage{}); line != "" {
+		t.Errorf("no calls: usage line = %q, want none", line)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/results"
 )
 
 // TableOptions configures the terminal table.
@@ -201,7 +202,7 @@ func (t *tableWriter) details(r *agenteval.Result) {
 	}
 }
 
-func (t *tableWriter) Close(sum *Summary) error {
+func (t *tableWriter) Close(sum *results.Summary) error {
 	if sum == nil {
 		return t.bw.Flush()
 	}
@@ -225,7 +226,7 @@ func (t *tableWriter) Close(sum *Summary) error {
 	}
 	names := t.opt.Metrics
 	if len(names) == 0 && !t.opt.NoMetricSummary {
-		names = sum.metricNames()
+		names = sum.MetricNames()
 	}
 	w := 0
 	for _, n := range names {

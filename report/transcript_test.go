@@ -7,6 +7,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/golden"
+	"github.com/agenteval/agenteval/results"
 )
 
 // conversation is a three-turn test whose third turn failed: the agent
@@ -105,9 +106,9 @@ func TestTurnStarts(t *testing.T) {
 func TestMarkdownGolden(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewMarkdown(&buf)
-	w.(Starter).Start(&Header{RunID: "3f9a2b1c0d4e", Suites: []SuiteFile{{Path: "s.yaml", Name: "quickstart"}}, Target: "replay"})
-	var sum Summary
-	for _, r := range append(results(), conversation()) {
+	w.(Starter).Start(&results.Header{RunID: "3f9a2b1c0d4e", Suites: []results.SuiteFile{{Path: "s.yaml", Name: "quickstart"}}, Target: "replay"})
+	var sum results.Summary
+	for _, r := range append(sample(), conversation()) {
 		sum.Add(r)
 		w.Write(r)
 	}

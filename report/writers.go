@@ -2,75 +2,34 @@ package report
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/results"
 )
 
 // Writer receives results one at a time and a summary at the end.
 type Writer interface {
 	Write(r *agenteval.Result) error
 	// Close writes whatever follows the last result and flushes.
-	Close(sum *Summary) error
+	Close(sum *results.Summary) error
 }
 
-// Formats names the machine-readable and human formats a Writer can be made
-// for.
+// Starter is a Writer that wants the run's header before the first result:
+// the JSONL writer writes it as the first line, the HTML report shows it.
+type Starter interface {
+	Start(h *results.Header) error
+}
+
+// Formats names the formats that results can be streamed in as a run goes,
+// for agenteval score's --format; New makes these and the report formats.
 var Formats = []string{"table", "jsonl", "json"}
 
-type jsonlWriter struct {
-	bw *bufio.Writer
-}
-
-// NewJSONL writes one JSON object per line and flushes after each, so a
-// killed run keeps every finished test.
-func NewJSONL(w io.Writer) Writer { return &jsonlWriter{bw: bufio.NewWriterSize(w, 32<<10)} }
-
-// marshal encodes v as compact JSON without HTML escaping: results are
-// read by people and tools, not embedded in pages, and "&" or "<" in a
-// transcript should read as themselves.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-func (w *jsonlWriter) Write(r *agenteval.Result) error {
-	b, err := marshal(r)
-	if err != nil {
-		return fmt.Errorf("encode result %s: %w", r.TestID, err)
-	}
-	b = append(b, '\n')
-	if _, err := w.bw.Write(b); err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	return w.bw.Flush()
-}
-
-func (w *jsonlWriter) Close(*Summary) error { return w.bw.Flush() }
-
-// Start writes the header line; a file that is resumed has one already,
-// so its writer is not started.
-func (w *jsonlWriter) Start(h *Header) error {
-	h.Record = RecordRun
-	b, err := marshal(h)
-	if err != nil {
-		return fmt.Errorf("encode run header: %w", err)
-	}
-	w.bw.Write(b)
-	w.bw.WriteByte('\n')
-	if err := w.bw.Flush(); err != nil {
-		return fmt.Errorf("write run header: %w", err)
-	}
-	return nil
-}
+// NewJSONL writes the results file format (see package results): the
+// header line, when started, then one JSON object per line, flushed after
+// each so that a killed run keeps every finished test.
+func NewJSONL(w io.Writer) Writer { return results.NewWriter(w) }
 
 // jsonWriter streams {"run": {...}, "results": [...], "summary": {...}}.
 type jsonWriter struct {
@@ -84,7 +43,7 @@ type jsonWriter struct {
 func NewJSON(w io.Writer) Writer { return &jsonWriter{bw: bufio.NewWriterSize(w, 32<<10)} }
 
 func (w *jsonWriter) Write(r *agenteval.Result) error {
-	b, err := marshal(r)
+	b, err := results.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode result %s: %w", r.TestID, err)
 	}
@@ -111,9 +70,9 @@ func (w *jsonWriter) open() string {
 }
 
 // Start writes the run's header first in the document.
-func (w *jsonWriter) Start(h *Header) error {
-	h.Record = RecordRun
-	b, err := marshal(h)
+func (w *jsonWriter) Start(h *results.Header) error {
+	h.Record = results.RecordRun
+	b, err := results.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("encode run header: %w", err)
 	}
@@ -122,11 +81,11 @@ func (w *jsonWriter) Start(h *Header) error {
 	return nil
 }
 
-func (w *jsonWriter) Close(sum *Summary) error {
+func (w *jsonWriter) Close(sum *results.Summary) error {
 	if w.n == 0 {
 		w.bw.WriteString(w.open())
 	}
-	b, err := marshal(sum)
+	b, err := results.Marshal(sum)
 	if err != nil {
 		return fmt.Errorf("encode summary: %w", err)
 	}
@@ -147,8 +106,20 @@ func (m Multi) Write(r *agenteval.Result) error {
 	return nil
 }
 
+// Start gives the header to every writer that takes one.
+func (m Multi) Start(h *results.Header) error {
+	for _, w := range m {
+		if s, ok := w.(Starter); ok {
+			if err := s.Start(h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Close closes every writer and returns the first error.
-func (m Multi) Close(sum *Summary) error {
+func (m Multi) Close(sum *results.Summary) error {
 	var first error
 	for _, w := range m {
 		if err := w.Close(sum); err != nil && first == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 	"github.com/agenteval/agenteval/store/postgres"
 	"github.com/agenteval/agenteval/store/sqlite"
@@ -86,7 +87,7 @@ func benchStore(b *testing.B, latency time.Duration, db store.Store) {
 			if on {
 				w = append(w, &store.Recorder{Store: db})
 			}
-			if err := w.Start(&report.Header{RunID: report.NewRunID(), Started: time.Now()}); err != nil {
+			if err := w.Start(&results.Header{RunID: results.NewRunID(), Started: time.Now()}); err != nil {
 				b.Fatal(err)
 			}
 			cpu0 := cpuTime()
@@ -100,7 +101,7 @@ func benchStore(b *testing.B, latency time.Duration, db store.Store) {
 				b.Fatal(err)
 			}
 			// Close waits until the store has every result: its cost counts.
-			if err := w.Close(&report.Summary{}); err != nil {
+			if err := w.Close(&results.Summary{}); err != nil {
 				b.Fatal(err)
 			}
 			wall[i] += time.Since(begin)

@@ -10,13 +10,13 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 )
 
 // File is one shard's results file, as Check found it.
 type File struct {
 	Path    string
-	Header  *report.Header
+	Header  *results.Header
 	Results int
 }
 
@@ -24,7 +24,7 @@ type File struct {
 type Merged struct {
 	// Header is the whole run's: the shards' run id, suites, target and
 	// judge, the earliest start, and Shards set to their number.
-	Header *report.Header
+	Header *results.Header
 	// Files are the shards' files, in shard order.
 	Files []File
 	// Count is how many results the run has.
@@ -93,7 +93,7 @@ func Check(paths []string) (*Merged, error) {
 		}
 	}
 	for _, f := range files[1:] {
-		for _, d := range report.RunDiffs(first.Header, f.Header) {
+		for _, d := range results.RunDiffs(first.Header, f.Header) {
 			bad("%s and %s are not shards of one run: %s", first.Path, f.Path, d)
 		}
 	}
@@ -160,7 +160,7 @@ func Check(paths []string) (*Merged, error) {
 		return nil, joinProblems(problems)
 	}
 	h := *first.Header
-	h.Shard, h.Shards, h.Record = nil, n, report.RecordRun
+	h.Shard, h.Shards, h.Record = nil, n, results.RecordRun
 	for _, f := range files {
 		if f.Header.Started.Before(h.Started) {
 			h.Started = f.Header.Started
@@ -171,8 +171,8 @@ func Check(paths []string) (*Merged, error) {
 
 func joinProblems(ps []string) error { return errors.New(strings.Join(ps, "\n")) }
 
-func readHeader(path string) (*report.Header, error) {
-	rd, closeFile, err := report.OpenResults(path)
+func readHeader(path string) (*results.Header, error) {
+	rd, closeFile, err := results.OpenResults(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -210,7 +210,7 @@ func (k key) hash() [16]byte {
 // readKeys reads only what names each result, which is much faster than
 // decoding them.
 func readKeys(path string, fn func(key)) error {
-	rd, closeFile, err := report.OpenResults(path)
+	rd, closeFile, err := results.OpenResults(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -247,7 +247,7 @@ func firstLine(err error) string {
 // shard's in the order it wrote them, with the result's line as written.
 func (m *Merged) Results(fn func(r *agenteval.Result, line []byte) error) error {
 	for _, f := range m.Files {
-		if _, err := report.ReadResultLines(f.Path, fn); err != nil {
+		if _, err := results.ReadResultLines(f.Path, fn); err != nil {
 			return err
 		}
 	}

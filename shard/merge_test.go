@@ -10,15 +10,15 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 )
 
 // shardFile writes a shard's results file: its header, then one result per
 // id.
-func shardFile(t *testing.T, dir, name string, h report.Header, ids ...string) string {
+func shardFile(t *testing.T, dir, name string, h results.Header, ids ...string) string {
 	t.Helper()
 	var b strings.Builder
-	h.Record = report.RecordRun
+	h.Record = results.RecordRun
 	hb, _ := json.Marshal(h)
 	b.Write(hb)
 	b.WriteByte('\n')
@@ -38,9 +38,9 @@ func shardFile(t *testing.T, dir, name string, h report.Header, ids ...string) s
 	return p
 }
 
-func hdr(id string, i, n, tests int) report.Header {
-	return report.Header{RunID: id, Started: time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC), Command: "run", Target: "replay",
-		Suites: []report.SuiteFile{{Path: "evals/s.yaml", SHA256: "aa", Name: "s"}}, Shard: &report.Shard{Index: i, Count: n, Tests: tests}}
+func hdr(id string, i, n, tests int) results.Header {
+	return results.Header{RunID: id, Started: time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC), Command: "run", Target: "replay",
+		Suites: []results.SuiteFile{{Path: "evals/s.yaml", SHA256: "aa", Name: "s"}}, Shard: &results.Shard{Index: i, Count: n, Tests: tests}}
 }
 
 func TestCheckMerges(t *testing.T) {
@@ -73,14 +73,14 @@ func TestCheckMerges(t *testing.T) {
 
 func TestCheckRefuses(t *testing.T) {
 	dir := t.TempDir()
-	p := func(name string, h report.Header, ids ...string) string { return shardFile(t, dir, name, h, ids...) }
+	p := func(name string, h results.Header, ids ...string) string { return shardFile(t, dir, name, h, ids...) }
 	s1 := p("s1.jsonl", hdr("r1", 1, 3, 1), "a")
 	s2 := p("s2.jsonl", hdr("r1", 2, 3, 1), "b")
 	s3 := p("s3.jsonl", hdr("r1", 3, 3, 1), "c")
 	otherRun := p("other.jsonl", hdr("r2", 3, 3, 1), "c")
 	otherN := p("n4.jsonl", hdr("r1", 3, 4, 1), "c")
 	changed := hdr("r1", 3, 3, 1)
-	changed.Suites = []report.SuiteFile{{Path: "evals/s.yaml", SHA256: "bb", Name: "s"}}
+	changed.Suites = []results.SuiteFile{{Path: "evals/s.yaml", SHA256: "bb", Name: "s"}}
 	changedSuite := p("changed.jsonl", changed, "c")
 	target := hdr("r1", 3, 3, 1)
 	target.Target = "openai:gpt-4o"
@@ -143,9 +143,9 @@ func ExampleCheck() {
 	defer os.RemoveAll(dir)
 	var files []string
 	for i, ids := range [][]string{{"greet", "refund"}, {"handoff"}} {
-		h := report.Header{Record: report.RecordRun, RunID: "gh-123-1", Command: "run",
-			Suites: []report.SuiteFile{{Path: "evals/support.yaml", SHA256: "5e1f", Name: "support"}},
-			Shard:  &report.Shard{Index: i + 1, Count: 2, Tests: len(ids)}}
+		h := results.Header{Record: results.RecordRun, RunID: "gh-123-1", Command: "run",
+			Suites: []results.SuiteFile{{Path: "evals/support.yaml", SHA256: "5e1f", Name: "support"}},
+			Shard:  &results.Shard{Index: i + 1, Count: 2, Tests: len(ids)}}
 		b, _ := json.Marshal(h)
 		lines := []string{string(b)}
 		for _, id := range ids {

@@ -5,7 +5,7 @@
 // the CI system's variables), and the merge of the shards' results files
 // into the whole run's, checked for missing and repeated parts.
 //
-// It imports the root package, report and the standard library.
+// It imports the root package, results and the standard library.
 package shard
 
 import (

@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 )
 
 // RunHeader is the header a store keeps for a run: a shard's header
 // stands for its whole run, so it loses the shard's own part and keeps the
 // number of shards.
-func RunHeader(h *report.Header) report.Header {
+func RunHeader(h *results.Header) results.Header {
 	out := *h
-	out.Record = report.RecordRun
+	out.Record = results.RecordRun
 	if h.Shard != nil {
 		out.Shards, out.Shard = h.Shard.Count, nil
 	}
@@ -23,7 +23,7 @@ func RunHeader(h *report.Header) report.Header {
 // returns nil: the run was not split into as many shards, or ran other
 // suites, another target or judge. Two CI jobs that share a pipeline's run
 // id but run different things (a matrix of models) meet here.
-func CheckJoin(stored *report.Header, h *report.Header) error {
+func CheckJoin(stored *results.Header, h *results.Header) error {
 	if h.Shard == nil {
 		return nil
 	}
@@ -35,7 +35,7 @@ func CheckJoin(stored *report.Header, h *report.Header) error {
 		}
 		problems = append(problems, fmt.Sprintf("it %s, this is shard %s", what, h.Shard))
 	}
-	problems = append(problems, report.RunDiffs(stored, h)...)
+	problems = append(problems, results.RunDiffs(stored, h)...)
 	if len(problems) == 0 {
 		return nil
 	}

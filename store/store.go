@@ -5,7 +5,7 @@
 // contract tests every backend passes), and what is common to all of them:
 // resolving a RUN reference and recording a run through report.Writer.
 //
-// It may import the root package, report and the standard library.
+// It may import the root package, results and the standard library.
 package store
 
 import (
@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 )
 
 // Status is where a run stands.
@@ -38,7 +38,7 @@ const (
 // totals so far.
 type Run struct {
 	ID       string
-	Header   report.Header
+	Header   results.Header
 	Status   Status
 	Started  time.Time
 	Updated  time.Time
@@ -68,7 +68,7 @@ func (r *Run) Stale(now time.Time, d time.Duration) bool {
 type Finish struct {
 	Status     Status
 	DurationMS float64
-	// Shard is the shard that ended (report.Shard.Index), or 0 for a run
+	// Shard is the shard that ended (results.Shard.Index), or 0 for a run
 	// in one piece. A sharded run ends when all its shards have.
 	Shard int
 }
@@ -101,7 +101,7 @@ type Store interface {
 	// header with a Shard starts that shard of the run; the run is stored
 	// with the header of the whole run (Shard nil, Shards n). A
 	// shard's header joins its run, or starts it.
-	StartRun(ctx context.Context, h *report.Header) error
+	StartRun(ctx context.Context, h *results.Header) error
 	// AddResult adds a finished test's result to a started run. r must not
 	// change after the call.
 	AddResult(runID string, r *agenteval.Result) error
@@ -225,7 +225,7 @@ func (r *Recorder) ctx() context.Context {
 }
 
 // Start records the run's header.
-func (r *Recorder) Start(h *report.Header) error {
+func (r *Recorder) Start(h *results.Header) error {
 	r.runID = h.RunID
 	if h.Shard != nil {
 		r.shard = h.Shard.Index
@@ -242,7 +242,7 @@ func (r *Recorder) Write(res *agenteval.Result) error {
 }
 
 // Close waits for the results to be stored and records the end.
-func (r *Recorder) Close(sum *report.Summary) error {
+func (r *Recorder) Close(sum *results.Summary) error {
 	if r.runID == "" {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/dataset"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 )
 
 // ReplayAgent answers from recorded conversations instead of a live agent,
@@ -25,7 +25,7 @@ type ReplayAgent struct {
 
 // OpenReplay loads a recordings file.
 func OpenReplay(path string) (*ReplayAgent, error) {
-	rd, closeFile, err := report.OpenResults(path)
+	rd, closeFile, err := results.OpenResults(path)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}

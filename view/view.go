@@ -4,8 +4,8 @@
 // Pages stream from the store, so a large run costs the server little
 // memory.
 //
-// It may import the root package, report, compare, store and the
-// standard library.
+// It may import the root package, report, results, compare, store and
+// the standard library.
 package view
 
 import (
@@ -23,6 +23,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/compare"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 )
 
@@ -189,11 +190,11 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 
 // writeRun streams a run's results into an HTML page, and returns their
 // summary and the position of the last one.
-func writeRun(ctx context.Context, st store.Store, hw *report.HTMLWriter, run *store.Run) (*report.Summary, int64, error) {
+func writeRun(ctx context.Context, st store.Store, hw *report.HTMLWriter, run *store.Run) (*results.Summary, int64, error) {
 	if err := hw.Start(&run.Header); err != nil {
 		return nil, 0, err
 	}
-	var sum report.Summary
+	var sum results.Summary
 	var last int64
 	err := st.Results(ctx, run.ID, 0, func(pos int64, r *agenteval.Result) error {
 		last = pos

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 	"github.com/agenteval/agenteval/store/sqlite"
 )
@@ -35,7 +35,7 @@ func newStore(t *testing.T) *sqlite.DB {
 func record(t *testing.T, db *sqlite.DB, id string, at time.Time, finish bool, rs ...*agenteval.Result) {
 	t.Helper()
 	ctx := context.Background()
-	if err := db.StartRun(ctx, &report.Header{RunID: id, Started: at, Suites: []report.SuiteFile{{Path: "s.yaml", Name: "s"}}, Target: "t"}); err != nil {
+	if err := db.StartRun(ctx, &results.Header{RunID: id, Started: at, Suites: []results.SuiteFile{{Path: "s.yaml", Name: "s"}}, Target: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rs {

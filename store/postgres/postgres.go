@@ -9,7 +9,7 @@
 // A password in the URL is a secret: it never appears in messages (Name
 // leaves it out) and is added to the redaction list.
 //
-// It may import the root package, report, store, store/sqlstore,
+// It may import the root package, results, store, store/sqlstore,
 // internal/redact, pgx and the standard library.
 package postgres
 

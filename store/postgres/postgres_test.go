@@ -10,7 +10,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/pgtest"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 	"github.com/agenteval/agenteval/store/sqlstore"
 	"github.com/agenteval/agenteval/store/storetest"
@@ -77,7 +77,7 @@ func TestSchema(t *testing.T) {
 	other := open(t, u+"&search_path=team_b", Options{})
 	defer other.Close()
 	ctx := context.Background()
-	if err := other.StartRun(ctx, &report.Header{RunID: "b1", Started: time.Now()}); err != nil {
+	if err := other.StartRun(ctx, &results.Header{RunID: "b1", Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if runs, _ := s.Runs(ctx, store.ListOptions{}); len(runs) != 0 {
@@ -93,7 +93,7 @@ func TestReadOnly(t *testing.T) {
 	}
 	w := open(t, u, Options{})
 	ctx := context.Background()
-	w.StartRun(ctx, &report.Header{RunID: "r1", Started: time.Now()})
+	w.StartRun(ctx, &results.Header{RunID: "r1", Started: time.Now()})
 	w.AddResult("r1", &agenteval.Result{TestID: "a", Verdict: agenteval.VerdictPass})
 	if err := w.FinishRun(ctx, "r1", store.Finish{Status: store.Done}); err != nil {
 		t.Fatal(err)

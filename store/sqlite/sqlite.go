@@ -4,7 +4,7 @@
 // store/sqlstore's; this package opens the file and supplies SQLite's
 // dialect (the schema version in PRAGMA user_version).
 //
-// It may import the root package, report, store, store/sqlstore, the
+// It may import the root package, results, store, store/sqlstore, the
 // standard library and modernc.org/sqlite.
 package sqlite
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 	"github.com/agenteval/agenteval/store/sqlstore"
 	"github.com/agenteval/agenteval/store/storetest"
@@ -44,7 +44,7 @@ func record(t *testing.T, path, id string) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := s.StartRun(ctx, &report.Header{RunID: id, Started: time.Now()}); err != nil {
+	if err := s.StartRun(ctx, &results.Header{RunID: id, Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	s.AddResult(id, &agenteval.Result{TestID: "t", Verdict: agenteval.VerdictPass, Score: 1})
@@ -155,7 +155,7 @@ func TestTwoWriters(t *testing.T) {
 	ctx := context.Background()
 	for i, s := range []*DB{a, b} {
 		id := []string{"ra", "rb"}[i]
-		if err := s.StartRun(ctx, &report.Header{RunID: id, Started: time.Now()}); err != nil {
+		if err := s.StartRun(ctx, &results.Header{RunID: id, Started: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -234,7 +234,7 @@ func TestMigrateFromV1(t *testing.T) {
 	if len(old) != 2 {
 		t.Fatalf("old results: %v", old)
 	}
-	s.StartRun(ctx, &report.Header{RunID: "new", Started: time.Now()})
+	s.StartRun(ctx, &results.Header{RunID: "new", Started: time.Now()})
 	for _, target := range []string{"a", "b"} {
 		s.AddResult("new", &agenteval.Result{TestID: "t", Suite: "s", Target: target, Verdict: agenteval.VerdictPass})
 	}

@@ -10,7 +10,7 @@
 // it saw) misses none, even while several processes (the shards of a run)
 // write it at once.
 //
-// It may import the root package, report, store and the standard library.
+// It may import the root package, results, store and the standard library.
 package sqlstore
 
 import (
@@ -25,7 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 )
 
@@ -186,7 +186,7 @@ func syncOp(o op) op {
 // of it). A shard's header is stored as the whole run's (store.RunHeader),
 // and a shard joins a stored run only when it is part of it
 // (store.CheckJoin).
-func (s *DB) StartRun(ctx context.Context, h *report.Header) error {
+func (s *DB) StartRun(ctx context.Context, h *results.Header) error {
 	if h.RunID == "" {
 		return errors.New("store: the run has no id")
 	}

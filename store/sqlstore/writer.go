@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 )
 
@@ -35,7 +35,7 @@ type op struct {
 	header               []byte
 	started              time.Time
 	shard, shards, tests int // a shard's start
-	joining              *report.Header
+	joining              *results.Header
 	row                  *resultRow
 	finish               store.Finish
 	tag                  string
@@ -394,7 +394,7 @@ func (w *txWriter) startRun(o op) error {
 		return fmt.Errorf("start run %s: %w", o.runID, err)
 	}
 	if exists && o.shard > 0 {
-		var stored report.Header
+		var stored results.Header
 		if err := json.Unmarshal([]byte(header), &stored); err != nil {
 			return fmt.Errorf("start run %s: stored header: %w", o.runID, err)
 		}

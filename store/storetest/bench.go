@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 )
 
@@ -35,9 +35,9 @@ func Bench(b *testing.B, stores []store.Store) {
 	id := fmt.Sprintf("bench-%d", time.Now().UnixNano())
 	n := len(stores)
 	for i, s := range stores {
-		h := &report.Header{RunID: id, Started: time.Now()}
+		h := &results.Header{RunID: id, Started: time.Now()}
 		if n > 1 {
-			h.Shard = &report.Shard{Index: i + 1, Count: n}
+			h.Shard = &results.Shard{Index: i + 1, Count: n}
 		}
 		if err := s.StartRun(ctx, h); err != nil {
 			b.Fatal(err)

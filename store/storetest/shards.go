@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 )
 
@@ -37,9 +37,9 @@ func testMatrix(t *testing.T, s store.Store) {
 	}
 }
 
-func shardHeader(id string, i, n, tests int) *report.Header {
+func shardHeader(id string, i, n, tests int) *results.Header {
 	h := header(id, 0)
-	h.Shard = &report.Shard{Index: i, Count: n, Tests: tests}
+	h.Shard = &results.Shard{Index: i, Count: n, Tests: tests}
 	return h
 }
 
@@ -106,7 +106,7 @@ func testShardsAgree(t *testing.T, s store.Store) {
 	otherModel := shardHeader("5b0000000001", 2, 4, 10)
 	otherModel.Target = "openai:other"
 	for _, tc := range []struct {
-		h    *report.Header
+		h    *results.Header
 		want string
 	}{
 		{shardHeader("5b0000000001", 2, 3, 10), "is not part of it: it has 4 shards, this is shard 2/3"},

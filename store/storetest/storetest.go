@@ -1,7 +1,7 @@
 // Package storetest is the contract every store.Store backend passes: call
 // Run from the backend's tests with a Backend that opens empty stores.
 //
-// It imports the root package, report, store and the standard library.
+// It imports the root package, results, store and the standard library.
 package storetest
 
 import (
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 )
 
@@ -60,11 +60,11 @@ func Run(t *testing.T, b Backend) {
 
 var t0 = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 
-func header(id string, at time.Duration) *report.Header {
+func header(id string, at time.Duration) *results.Header {
 	th := 0.75
-	return &report.Header{RunID: id, AgentevalVersion: "test", Started: t0.Add(at), Command: "run",
-		Suites: []report.SuiteFile{{Path: "evals/s.yaml", SHA256: "ab12", Name: "s"}}, Target: "replay", Judge: "openai:fake",
-		Trials: 3, Threshold: &th, Git: &report.Git{Commit: "c0ffee", Dirty: true}}
+	return &results.Header{RunID: id, AgentevalVersion: "test", Started: t0.Add(at), Command: "run",
+		Suites: []results.SuiteFile{{Path: "evals/s.yaml", SHA256: "ab12", Name: "s"}}, Target: "replay", Judge: "openai:fake",
+		Trials: 3, Threshold: &th, Git: &results.Git{Commit: "c0ffee", Dirty: true}}
 }
 
 func cost(c float64) *float64 { return &c }
@@ -89,7 +89,7 @@ func result(id string, v agenteval.Verdict, u *agenteval.Usage) *agenteval.Resul
 		Usage: u, DurationMS: 12.5}
 }
 
-func mustStart(t *testing.T, s store.Store, h *report.Header) {
+func mustStart(t *testing.T, s store.Store, h *results.Header) {
 	t.Helper()
 	if err := s.StartRun(context.Background(), h); err != nil {
 		t.Fatal(err)
@@ -430,7 +430,7 @@ func testErrors(t *testing.T, s store.Store) {
 			t.Error("a result for an unknown run was accepted")
 		}
 	}
-	if err := s.StartRun(ctx, &report.Header{}); err == nil {
+	if err := s.StartRun(ctx, &results.Header{}); err == nil {
 		t.Error("a run without an id was accepted")
 	}
 }

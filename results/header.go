@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"crypto/rand"
@@ -107,24 +107,6 @@ func (h *Header) SuiteNames() []string {
 		}
 	}
 	return out
-}
-
-// Starter is a Writer that wants the run's header before the first result:
-// the JSONL writer writes it as the first line, the HTML report shows it.
-type Starter interface {
-	Start(h *Header) error
-}
-
-// Start gives the header to every writer that takes one.
-func (m Multi) Start(h *Header) error {
-	for _, w := range m {
-		if s, ok := w.(Starter); ok {
-			if err := s.Start(h); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // RunDiffs says how two headers differ in what makes their results parts

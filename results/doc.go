@@ -1,0 +1,15 @@
+// Package results owns the results file format, the JSON lines that
+// agenteval run and score write and that --resume, replay, merge, compare,
+// show, report and the run store read back. The first line is the run's
+// Header, a record {"record": "run", ...}; each line after it is one
+// agenteval.Result, written as its test finishes. Lines whose "record" a
+// reader does not know are skipped, so newer files still read.
+//
+// The package holds the records (Header and what it is made of), the
+// Writer that writes them, the Reader and ReadResults that read them back,
+// and Summary, the totals that every consumer of a run computes from its
+// results. Renderers for people (the table, HTML, JUnit, Markdown) are in
+// package report, which builds on this one.
+//
+// It may import the root package and the standard library.
+package results
