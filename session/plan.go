@@ -110,6 +110,9 @@ func (s *Session) Plan() (*Plan, error) {
 		}
 	}
 	sharding.label(opt, hdr, opt.Resume != "", shardTests)
+	if err := s.check(p); err != nil {
+		return nil, err
+	}
 	if err := p.continueFrom(); err != nil {
 		return nil, err
 	}
@@ -229,4 +232,36 @@ func (s *Session) simulatorSpec(st *suite.Suite) string {
 		sim = cfg.Simulator
 	}
 	return sim
+}
+
+// check refuses, before anything starts, the models no run could open:
+// every problem of every suite at once.
+func (s *Session) check(p *Plan) error {
+	if s.opt.Models.FakeURL != "" {
+		return nil // every model is the fake
+	}
+	var problems []string
+	for _, sp := range p.Suites {
+		st := sp.Suite
+		var targets []suite.TargetSpec
+		if s.opt.Agent == nil {
+			for _, tr := range sp.runs {
+				targets = append(targets, tr.spec)
+			}
+		}
+		judge, sim := s.judgeSpec(st), s.simulatorSpec(st)
+		if s.opt.JudgeModel != nil {
+			judge = "" // the caller's own, opened already
+		}
+		if s.opt.SimulatorModel != nil {
+			sim = ""
+		}
+		for _, err := range checkModels(st, judge, sim, targets) {
+			problems = append(problems, err.Error())
+		}
+	}
+	if len(problems) > 0 {
+		return &LoadError{Problems: problems}
+	}
+	return nil
 }

@@ -39,9 +39,14 @@ func (tr targetRun) selects(t *agenteval.Test) bool {
 func targetRuns(targets []string, s *suite.Suite) []targetRun {
 	out := choices(targets, s)
 	for i := range out {
-		out[i].spec, out[i].err = target.Select(s, out[i].target)
+		out[i].spec, out[i].err = selectTarget(s, out[i].target)
 	}
 	return out
+}
+
+// selectTarget is target.Select, the one place a choice becomes a target.
+func selectTarget(s *suite.Suite, choice string) (suite.TargetSpec, error) {
+	return target.Select(s, choice)
 }
 
 func choices(targets []string, s *suite.Suite) []targetRun {

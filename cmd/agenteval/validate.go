@@ -61,7 +61,13 @@ and targets, whichever spelling (AgentV v4 or v5 keys) the file used.`,
 				opt := session.ProjectOptions(cfg, judge, simulator != "")
 				opt.NoExec, opt.MaxFileBytes = e.noExec, e.maxFile
 				opt.NoJudgeNeeded, opt.Strict = true, strict
-				c := validateFile(e, path, opt, &input, cfg, explain)
+				check := func(s *suite.Suite) []error {
+					// What a run would refuse before it starts, so that a
+					// file that validates is one whose run starts.
+					project.Apply(cfg, s)
+					return session.Check(s, cfg, judgeSpec, simulator)
+				}
+				c := validateFile(e, path, opt, &input, cfg, explain, check)
 				code = max(code, c)
 			}
 			if code == exitUsage {
@@ -99,7 +105,7 @@ func validateProject(e *env, path string) int {
 }
 
 // validateSuite checks one eval file and returns its exit code.
-func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config, explain bool) int {
+func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config, explain bool, check func(*suite.Suite) []error) int {
 	s, err := suite.Load(path, opt)
 	if s != nil {
 		for _, w := range s.Warnings {
@@ -142,25 +148,32 @@ func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config, 
 	if explain {
 		suite.Explain(e.stdout, s)
 	}
+	if errs := check(s); len(errs) > 0 {
+		for _, err := range errs {
+			fmt.Fprintln(e.stderr, err)
+		}
+		fmt.Fprintf(e.stdout, "%s: invalid: %s\n", path, counted(len(errs), "error"))
+		return exitFailed
+	}
 	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s); read as %s%s%s\n", path, counted(len(s.Tests), "test"), counted(turns, "conversation turn"), extra, s.Schema, with, compatNote(s))
 	return exitOK
 }
 
 // validateFile checks one file and returns its exit code.
-func validateFile(e *env, path string, opt suite.Options, input *inputFlags, cfg *project.Config, explain bool) int {
+func validateFile(e *env, path string, opt suite.Options, input *inputFlags, cfg *project.Config, explain bool, check func(*suite.Suite) []error) int {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
-		return validateSuite(e, path, opt, cfg, explain)
+		return validateSuite(e, path, opt, cfg, explain, check)
 	case ".jsonl":
 		// AgentV's JSONL tests are told from recorded conversations by
 		// their content.
 		if b, err := os.ReadFile(path); err == nil && suite.SniffJSONL(b) == suite.JSONLTests {
-			return validateSuite(e, path, opt, cfg, explain)
+			return validateSuite(e, path, opt, cfg, explain, check)
 		}
 	default:
 		// agent_inspect JSON is told from a dataset by its content.
 		if b, err := os.ReadFile(path); err == nil && suite.IsInspect(b) {
-			return validateSuite(e, path, opt, cfg, explain)
+			return validateSuite(e, path, opt, cfg, explain, check)
 		}
 	}
 	r, err := input.open(path)
