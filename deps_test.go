@@ -71,6 +71,8 @@ var rules = map[string]rule{
 	"internal/suggest":          {},
 	"internal/words":            {},
 	"internal/tools/gensamples": {},
+	// The one decoder of chat messages that dataset, trace and suite share.
+	"internal/messages": {may: []string{".", "internal/jsonpos", "internal/strictjson"}},
 	// Internal packages built over one third-party library.
 	"internal/fakellm":     {ext: []string{"go.yaml.in/yaml/v4"}},
 	"internal/schemacheck": {ext: []string{"github.com/google/jsonschema-go/..."}},
@@ -126,7 +128,7 @@ var rules = map[string]rule{
 		// To tell an eval file from other YAML by its top-level keys.
 		ext: []string{"go.yaml.in/yaml/v4"},
 	},
-	"evaltest":      {may: []string{".", "judge", "report", "session"}},
+	"evaltest":      {may: []string{".", "judge", "report", "results", "session"}},
 	"cmd/agenteval": {may: []string{"all"}, ext: []string{"..."}},
 
 	// Examples show the public API, as a user's program would use it.

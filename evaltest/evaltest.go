@@ -24,7 +24,7 @@
 // so a suite behaves the same under go test as on the command line. No run
 // is recorded in the store.
 //
-// It imports the root package, judge, report and session.
+// It imports the root package, judge, report, results and session.
 package evaltest
 
 import (
@@ -38,6 +38,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/session"
 )
 
@@ -208,7 +209,7 @@ func runPlan(ctx context.Context, plan *session.Plan, _ *session.Options) (*sess
 type collect func(*agenteval.Result)
 
 func (c collect) Write(r *agenteval.Result) error { c(r); return nil }
-func (c collect) Close(*report.Summary) error     { return nil }
+func (c collect) Close(*results.Summary) error    { return nil }
 
 // Explain says why a test did not pass: its score, then each failed turn or
 // conversation-level score with its failed criteria and their reasons.

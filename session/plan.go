@@ -5,7 +5,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/bytesize"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/run"
 	"github.com/agenteval/agenteval/suite"
 )
@@ -14,7 +14,7 @@ import (
 // each of its targets, in this shard, less what an earlier results file
 // already has; and the header the run's results open with.
 type Plan struct {
-	Header *report.Header
+	Header *results.Header
 	Suites []*SuitePlan
 	// Total is how many results the run will report, those carried over
 	// or already in a resumed file included.
@@ -167,7 +167,7 @@ func (p *Plan) continueFrom() error {
 }
 
 // header describes the run about to start.
-func (s *Session) header(p *Plan) (*report.Header, error) {
+func (s *Session) header(p *Plan) (*results.Header, error) {
 	opt := &s.opt
 	command := opt.Command
 	if command == "" {

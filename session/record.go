@@ -13,16 +13,17 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 )
 
 // NewHeader starts the header of a run: its id, the command and agenteval
 // version that wrote it, the time, and the project's commit.
-func NewHeader(command, version string) *report.Header {
-	h := &report.Header{Record: report.RecordRun, RunID: report.NewRunID(), AgentevalVersion: version,
+func NewHeader(command, version string) *results.Header {
+	h := &results.Header{Record: results.RecordRun, RunID: results.NewRunID(), AgentevalVersion: version,
 		Started: time.Now().UTC().Truncate(time.Millisecond), Command: command}
 	if g := project.GitState(project.Here()); g != nil {
-		h.Git = &report.Git{Commit: g.Commit, Dirty: g.Dirty}
+		h.Git = &results.Git{Commit: g.Commit, Dirty: g.Dirty}
 	}
 	return h
 }
@@ -42,12 +43,12 @@ func validRunID(id string) bool {
 }
 
 // SuiteFile describes one input file of a run, with the hash of its bytes.
-func SuiteFile(path, name string) (report.SuiteFile, error) {
-	sf := report.SuiteFile{Path: path, Name: name}
+func SuiteFile(path, name string) (results.SuiteFile, error) {
+	sf := results.SuiteFile{Path: path, Name: name}
 	if path == "-" {
 		return sf, nil
 	}
-	sum, err := report.HashFile(path)
+	sum, err := results.HashFile(path)
 	if err != nil {
 		return sf, err
 	}
@@ -71,7 +72,7 @@ func joinUnique(vals []string) string {
 // checkResume refuses to continue a results file written for other suites
 // or another target: the finished tests it holds would not be the ones
 // this run would have produced.
-func checkResume(path string, old, cur *report.Header) error {
+func checkResume(path string, old, cur *results.Header) error {
 	problems := resumeProblems(old, cur)
 	if len(problems) == 0 {
 		return nil
@@ -81,7 +82,7 @@ func checkResume(path string, old, cur *report.Header) error {
 
 // resumeProblems says how the run a results file holds differs from the
 // run about to start: its target, or suites changed or missing.
-func resumeProblems(old, cur *report.Header) []string {
+func resumeProblems(old, cur *results.Header) []string {
 	var problems []string
 	if o, c := old.Shard, cur.Shard; (o == nil) != (c == nil) || (o != nil && (o.Index != c.Index || o.Count != c.Count)) {
 		problems = append(problems, fmt.Sprintf("it holds %s, this run is %s", shardName(o), shardName(c)))
@@ -89,7 +90,7 @@ func resumeProblems(old, cur *report.Header) []string {
 	if old.Target != cur.Target {
 		problems = append(problems, fmt.Sprintf("its target was %q, this run's is %q", old.Target, cur.Target))
 	}
-	oldHash := map[string]report.SuiteFile{}
+	oldHash := map[string]results.SuiteFile{}
 	for _, s := range old.Suites {
 		oldHash[s.SHA256] = s
 	}
@@ -111,7 +112,7 @@ func resumeProblems(old, cur *report.Header) []string {
 
 // resumed is what a results file holds for --resume.
 type resumed struct {
-	header *report.Header
+	header *results.Header
 	done   map[string]map[string]agenteval.ExecutionStatus // doneKey(suite, target) -> test -> status
 	n      int
 	// For --rerun-failed and --retry-errors: the results carried over
@@ -129,7 +130,7 @@ type resumed struct {
 // on a line of their own.
 func readResumed(path string) (*resumed, error) {
 	r := &resumed{done: map[string]map[string]agenteval.ExecutionStatus{}}
-	rd, closeFile, err := report.OpenResults(path)
+	rd, closeFile, err := results.OpenResults(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return r, nil
 	}
@@ -177,7 +178,7 @@ func (s *softWriter) fail(err error) error {
 	return nil
 }
 
-func (s *softWriter) Start(h *report.Header) error {
+func (s *softWriter) Start(h *results.Header) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.w.(report.Starter); ok && !s.failed {
@@ -195,7 +196,7 @@ func (s *softWriter) Write(r *agenteval.Result) error {
 	return s.fail(s.w.Write(r))
 }
 
-func (s *softWriter) Close(sum *report.Summary) error {
+func (s *softWriter) Close(sum *results.Summary) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed {
@@ -253,7 +254,7 @@ func (r *recording) writer() report.Writer {
 // results are always stored again: the run's total counts the other
 // shards' too, so it cannot tell, and storing a result twice keeps it
 // once.
-func (r *recording) needsBackfill(ctx context.Context, h *report.Header, n int) bool {
+func (r *recording) needsBackfill(ctx context.Context, h *results.Header, n int) bool {
 	if r == nil || r.w.failed || n == 0 {
 		return false
 	}
@@ -306,7 +307,7 @@ func (r *recording) close() {
 }
 
 // shardName says which part of a run a header's file holds.
-func shardName(s *report.Shard) string {
+func shardName(s *results.Shard) string {
 	if s == nil {
 		return "a whole run"
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/words"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/suite"
 )
 
@@ -50,7 +50,7 @@ func readRerun(path string, errorsOnly bool) (*resumed, error) {
 	if !errorsOnly {
 		r.again = map[string]map[string]bool{}
 	}
-	hdr, err := report.ReadResults(path, func(res *agenteval.Result) error {
+	hdr, err := results.ReadResults(path, func(res *agenteval.Result) error {
 		runAgain := res.ExecutionStatus == agenteval.StatusExecutionError
 		if !errorsOnly {
 			runAgain = runAgain || res.Verdict == agenteval.VerdictFail || res.Verdict == agenteval.VerdictError
@@ -107,7 +107,7 @@ func (o *Options) rerunSource() (flag, path string, err error) {
 }
 
 // startRerun reads the earlier file and says what this run does with it.
-func (o *Options) startRerun(flag, path string, hdr *report.Header) (*resumed, error) {
+func (o *Options) startRerun(flag, path string, hdr *results.Header) (*resumed, error) {
 	r, err := readRerun(path, flag == "--retry-errors")
 	if err != nil {
 		return nil, configErr("%s: %v", flag, err)

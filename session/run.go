@@ -6,7 +6,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/provider"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/run"
 	"github.com/agenteval/agenteval/suite"
 	"github.com/agenteval/agenteval/target"
@@ -15,9 +15,9 @@ import (
 // Outcome is how a session's run ended.
 type Outcome struct {
 	// Summary counts every result of the run, carried-over ones included.
-	Summary report.Summary
+	Summary results.Summary
 	// Header is the run's header, as its results file opens with it.
-	Header *report.Header
+	Header *results.Header
 	// Output is the results file written, if any.
 	Output string
 }
@@ -96,7 +96,7 @@ func (p *Plan) takeOver(ctx context.Context, sink *Sink) error {
 		// The whole run is summed, reported and recorded, not only this
 		// session's part of it.
 		toStore := sink.rec.needsBackfill(ctx, p.Header, d.n)
-		_, err := report.ReadResults(p.Output, func(r *agenteval.Result) error {
+		_, err := results.ReadResults(p.Output, func(r *agenteval.Result) error {
 			return sink.archive(r, toStore)
 		})
 		if err != nil {

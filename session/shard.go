@@ -7,7 +7,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/project"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/shard"
 	"github.com/agenteval/agenteval/suite"
 )
@@ -66,11 +66,11 @@ func (sr *shardRun) keeps(s *suite.Suite) func(*agenteval.Test) bool {
 // shard shares: --run-id, else the CI pipeline's, else a new one (with a
 // warning, since then no other shard has it, unless the run resumes a
 // file, whose id it keeps).
-func (sr *shardRun) label(opt *Options, h *report.Header, resuming bool, tests int) {
+func (sr *shardRun) label(opt *Options, h *results.Header, resuming bool, tests int) {
 	if sr == nil {
 		return
 	}
-	h.Shard = &report.Shard{Index: sr.spec.Index, Count: sr.spec.Count, Tests: tests}
+	h.Shard = &results.Shard{Index: sr.spec.Index, Count: sr.spec.Count, Tests: tests}
 	if opt.RunID != "" {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 )
 
 // Sink is where a run's results go: the results file, JUnit and HTML, the
@@ -25,10 +26,10 @@ type Sink struct {
 	writers, started, archives report.Multi
 	files                      []*os.File
 	rec                        *recording
-	header                     *report.Header
+	header                     *results.Header
 
 	mu  sync.Mutex
-	sum report.Summary
+	sum results.Summary
 }
 
 // SinkFile says how the results file is written.
@@ -122,7 +123,7 @@ func (s *Sink) SkipStoreIfHolds(ctx context.Context, runID string, n int) {
 }
 
 // Start writes the header to every writer that takes one.
-func (s *Sink) Start(h *report.Header) error {
+func (s *Sink) Start(h *results.Header) error {
 	s.header = h
 	if err := s.started.Start(h); err != nil {
 		return configErr("%v", err)
@@ -170,7 +171,7 @@ func (s *Sink) archive(r *agenteval.Result, toStore bool) error {
 }
 
 // Summary is the run's summary so far.
-func (s *Sink) Summary() report.Summary {
+func (s *Sink) Summary() results.Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sum
@@ -179,7 +180,7 @@ func (s *Sink) Summary() report.Summary {
 // Close records how the run ended (runErr, or ctx cancelled), gives the
 // summary, which lasted durationMS, to every writer, and closes the
 // files. Results already written are kept whatever happens.
-func (s *Sink) Close(ctx context.Context, runErr error, durationMS float64) (report.Summary, error) {
+func (s *Sink) Close(ctx context.Context, runErr error, durationMS float64) (results.Summary, error) {
 	s.mu.Lock()
 	s.sum.DurationMS = durationMS
 	sum := s.sum

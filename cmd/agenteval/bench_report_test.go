@@ -14,6 +14,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/browser"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/chromedp/chromedp"
 )
 
@@ -59,8 +60,8 @@ func writeSynthetic(tb testing.TB, path string, n int) {
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w := report.NewJSONL(bw)
-	w.(report.Starter).Start(&report.Header{RunID: "bench0000001", Started: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC), Command: "run",
-		Suites: []report.SuiteFile{{Path: "bookings.yaml", Name: "bookings"}, {Path: "support.yaml", Name: "support"}, {Path: "billing.yaml", Name: "billing"}},
+	w.(report.Starter).Start(&results.Header{RunID: "bench0000001", Started: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC), Command: "run",
+		Suites: []results.SuiteFile{{Path: "bookings.yaml", Name: "bookings"}, {Path: "support.yaml", Name: "support"}, {Path: "billing.yaml", Name: "billing"}},
 		Target: "openai:gpt-4o-mini", Judge: "openai:gpt-4o-mini"})
 	for i := range n {
 		w.Write(synthetic(i))

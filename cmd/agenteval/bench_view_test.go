@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 	"github.com/agenteval/agenteval/store/sqlite"
 )
@@ -49,8 +49,8 @@ func BenchmarkViewMemory(b *testing.B) {
 	}
 	ctx := context.Background()
 	for i := range 100 {
-		h := &report.Header{RunID: fmt.Sprintf("run%09d", i), Started: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour),
-			Command: "run", Suites: []report.SuiteFile{{Path: "bookings.yaml", Name: "bookings"}}, Target: "openai:gpt-4o-mini"}
+		h := &results.Header{RunID: fmt.Sprintf("run%09d", i), Started: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour),
+			Command: "run", Suites: []results.SuiteFile{{Path: "bookings.yaml", Name: "bookings"}}, Target: "openai:gpt-4o-mini"}
 		if err := db.StartRun(ctx, h); err != nil {
 			b.Fatal(err)
 		}

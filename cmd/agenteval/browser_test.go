@@ -12,7 +12,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/browser"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/store"
 	"github.com/agenteval/agenteval/store/sqlite"
 	"github.com/agenteval/agenteval/view"
@@ -249,26 +249,26 @@ func TestBrowserViewer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	var results []*agenteval.Result
-	if _, err := report.ReadResults(filepath.Join(dir, "new.jsonl"), func(r *agenteval.Result) error {
-		results = append(results, r)
+	var got []*agenteval.Result
+	if _, err := results.ReadResults(filepath.Join(dir, "new.jsonl"), func(r *agenteval.Result) error {
+		got = append(got, r)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h := &report.Header{RunID: "live00000001", Started: time.Now().UTC(), Command: "run", Target: "bad",
-		Suites: []report.SuiteFile{{Path: "suite.yaml", Name: "restaurant"}}}
+	h := &results.Header{RunID: "live00000001", Started: time.Now().UTC(), Command: "run", Target: "bad",
+		Suites: []results.SuiteFile{{Path: "suite.yaml", Name: "restaurant"}}}
 	bg := context.Background()
 	if err := w.StartRun(bg, h); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range results[:2] {
+	for _, r := range got[:2] {
 		w.AddResult(h.RunID, r)
 	}
 	waitStored(t, db, h.RunID, 2)
 	step(t, ctx, "open the live run", chromedp.Navigate(srv.URL+"/runs/"+h.RunID), chromedp.WaitVisible(chromedp.CSS(".top .live")))
 	waitFor(t, ctx, "the first results show", `document.querySelectorAll(".row").length === 2`)
-	for _, r := range results[2:] {
+	for _, r := range got[2:] {
 		w.AddResult(h.RunID, r)
 	}
 	waitFor(t, ctx, "later results arrive live", `document.querySelectorAll(".row").length === 6`)
@@ -283,7 +283,7 @@ func TestBrowserViewer(t *testing.T) {
 	// The list of runs takes in a run that starts while it is open.
 	step(t, ctx, "open the list again", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(".runs-table input")))
 	waitFor(t, ctx, "three runs are listed", `document.querySelectorAll(".runs-table tr").length === 4`)
-	h2 := &report.Header{RunID: "late00000002", Started: time.Now().UTC(), Command: "run", Target: "good", Suites: h.Suites}
+	h2 := &results.Header{RunID: "late00000002", Started: time.Now().UTC(), Command: "run", Target: "good", Suites: h.Suites}
 	if err := w.StartRun(bg, h2); err != nil {
 		t.Fatal(err)
 	}

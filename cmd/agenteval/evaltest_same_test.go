@@ -11,7 +11,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/evaltest"
 	"github.com/agenteval/agenteval/internal/fakellm"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -78,7 +78,7 @@ defaults:
 		t.Fatalf("agenteval run: exit %d, want %d (one test fails)\n%s", code, exitFailed, stderr.String())
 	}
 	var fromCLI []*agenteval.Result
-	if _, err := report.ReadResults(out, func(r *agenteval.Result) error {
+	if _, err := results.ReadResults(out, func(r *agenteval.Result) error {
 		fromCLI = append(fromCLI, r)
 		return nil
 	}); err != nil {

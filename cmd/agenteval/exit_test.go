@@ -5,19 +5,18 @@ import (
 	"testing"
 
 	"github.com/agenteval/agenteval"
-
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 )
 
 func TestRunExit(t *testing.T) {
 	tests := []struct {
-		sum  report.Summary
+		sum  results.Summary
 		want int
 	}{
-		{report.Summary{Total: 4, Passed: 1, Failed: 1, Errored: 2}, exitExecution},
-		{report.Summary{Failed: 1}, exitFailed},
-		{report.Summary{Passed: 3}, exitOK},
-		{report.Summary{}, exitOK},
+		{results.Summary{Total: 4, Passed: 1, Failed: 1, Errored: 2}, exitExecution},
+		{results.Summary{Failed: 1}, exitFailed},
+		{results.Summary{Passed: 3}, exitOK},
+		{results.Summary{}, exitOK},
 	}
 	for _, tt := range tests {
 		if got := runExit(tt.sum); got != tt.want {

@@ -10,6 +10,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/compare"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/session"
 	"github.com/agenteval/agenteval/store"
 )
@@ -64,7 +65,7 @@ func (h *history) close() {
 // source is one run to read: from the store, or from a results file.
 type source struct {
 	label  string
-	header *report.Header
+	header *results.Header
 	run    *store.Run // from the store
 	path   string     // a results file
 	db     store.Store
@@ -74,7 +75,7 @@ type source struct {
 func (s *source) results(ctx context.Context) func(fn func(*agenteval.Result) error) error {
 	return func(fn func(*agenteval.Result) error) error {
 		if s.path != "" {
-			_, err := report.ReadResults(s.path, fn)
+			_, err := results.ReadResults(s.path, fn)
 			return err
 		}
 		return s.db.Results(ctx, s.run.ID, 0, func(_ int64, r *agenteval.Result) error { return fn(r) })
@@ -94,7 +95,7 @@ func looksLikePath(ref string) bool {
 // is looked up in the store.
 func (h *history) resolve(ctx context.Context, ref string) (*source, error) {
 	if st, err := os.Stat(ref); err == nil && st.Mode().IsRegular() {
-		rd, closeFile, err := report.OpenResults(ref)
+		rd, closeFile, err := results.OpenResults(ref)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
@@ -126,8 +127,8 @@ func (h *history) resolve(ctx context.Context, ref string) (*source, error) {
 
 // summarize reads a run whole into a summary, for writers that want one
 // at the end.
-func summarize(ctx context.Context, s *source, w report.Writer) (*report.Summary, error) {
-	var sum report.Summary
+func summarize(ctx context.Context, s *source, w report.Writer) (*results.Summary, error) {
+	var sum results.Summary
 	if st, ok := w.(report.Starter); ok && s.header != nil {
 		if err := st.Start(s.header); err != nil {
 			return nil, err

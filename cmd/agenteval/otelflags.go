@@ -8,6 +8,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/otelexport"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/spf13/pflag"
 )
 
@@ -43,7 +44,7 @@ type otelWriter struct {
 
 func (w *otelWriter) Write(r *agenteval.Result) error { return w.e.Write(r) }
 
-func (w *otelWriter) Close(sum *report.Summary) error {
+func (w *otelWriter) Close(sum *results.Summary) error {
 	if err := w.e.Close(sum); err != nil {
 		fmt.Fprintf(w.stderr, "warning: %v\n", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/compare"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/spf13/cobra"
 )
 
@@ -150,16 +151,16 @@ func writeHTML(ctx context.Context, w io.Writer, srcs []*source, opt report.HTML
 		hdr := s.header
 		if hdr == nil {
 			// A file written before headers: its path names it.
-			hdr = &report.Header{Suites: []report.SuiteFile{{Path: s.label}}}
+			hdr = &results.Header{Suites: []results.SuiteFile{{Path: s.label}}}
 		}
 		if err := hw.Start(hdr); err != nil {
 			return err
 		}
-		var sum report.Summary
+		var sum results.Summary
 		var err error
 		if s.path != "" {
 			// Lines from a file go into the page as they are.
-			_, err = report.ReadResultLines(s.path, func(r *agenteval.Result, line []byte) error {
+			_, err = results.ReadResultLines(s.path, func(r *agenteval.Result, line []byte) error {
 				sum.Add(r)
 				return hw.WriteLine(r, line)
 			})

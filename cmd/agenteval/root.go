@@ -14,7 +14,7 @@ import (
 	"github.com/agenteval/agenteval/internal/dotenv"
 	"github.com/agenteval/agenteval/internal/proc"
 	"github.com/agenteval/agenteval/project"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/session"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -56,7 +56,7 @@ func usageErr(format string, a ...any) error {
 // runExit is the exit status of a finished run or scoring: 3 when some test
 // ended in an execution error, 1 when some test failed, 0 otherwise. The
 // report counts; the command decides.
-func runExit(s report.Summary) int {
+func runExit(s results.Summary) int {
 	switch {
 	case s.Errored > 0:
 		return exitExecution

@@ -11,6 +11,7 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/session"
 	"github.com/spf13/cobra"
 )
@@ -277,7 +278,7 @@ type aroundWriter struct {
 	p *progressLine
 }
 
-func (a aroundWriter) Start(h *report.Header) error {
+func (a aroundWriter) Start(h *results.Header) error {
 	if st, ok := a.w.(report.Starter); ok {
 		return st.Start(h)
 	}
@@ -288,7 +289,7 @@ func (a aroundWriter) Write(r *agenteval.Result) error {
 	return a.p.around(func() error { return a.w.Write(r) })
 }
 
-func (a aroundWriter) Close(sum *report.Summary) error { return a.w.Close(sum) }
+func (a aroundWriter) Close(sum *results.Summary) error { return a.w.Close(sum) }
 
 // exit is the exit code of a finished run, with what to say about it.
 func (f *runFlags) exit(ctx context.Context, e *env, out *session.Outcome, runErr error) error {

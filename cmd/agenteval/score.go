@@ -15,6 +15,7 @@ import (
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/run"
 	"github.com/agenteval/agenteval/session"
 	"github.com/spf13/cobra"
@@ -241,7 +242,7 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	hdr.Suites = []report.SuiteFile{sf}
+	hdr.Suites = []results.SuiteFile{sf}
 	if jm := f.judge.models.JudgeSpec(); jm != "" && needsJudge(f.metrics, f.criteria) {
 		hdr.Judge = jm
 	}

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/agenteval/agenteval/internal/fakellm"
-	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -151,10 +151,10 @@ func resultLines(t testing.TB, path string) []string {
 }
 
 // summaryOf reads the summary of a JSON report, without its duration.
-func summaryOf(t testing.TB, doc string) report.Summary {
+func summaryOf(t testing.TB, doc string) results.Summary {
 	t.Helper()
 	var d struct {
-		Summary report.Summary `json:"summary"`
+		Summary results.Summary `json:"summary"`
 	}
 	if err := json.Unmarshal([]byte(doc), &d); err != nil {
 		t.Fatalf("not a JSON report: %v\n%.500s", err, doc)
@@ -259,13 +259,13 @@ func TestShardsMatchOneRun(t *testing.T) {
 	if sumOne.Passed == 0 || sumOne.Failed == 0 || sumOne.Errored == 0 || sumOne.Skipped == 0 || len(sumOne.PassAtK) != 3 {
 		t.Errorf("the workload's summary is too plain to compare: %+v", sumOne)
 	}
-	if d := cmp.Diff(sumOne, sumMerged, cmpopts.EquateApprox(0, 1e-12), cmpopts.IgnoreUnexported(report.Summary{}, report.MetricSummary{})); d != "" {
+	if d := cmp.Diff(sumOne, sumMerged, cmpopts.EquateApprox(0, 1e-12), cmpopts.IgnoreUnexported(results.Summary{}, results.MetricSummary{})); d != "" {
 		t.Errorf("merged summary differs (-one +merged):\n%s", d)
 	}
 	if d := cmp.Diff(junitCases(t, filepath.Join(dir, "one.xml")), junitCases(t, filepath.Join(dir, "all.xml"))); d != "" {
 		t.Errorf("merged JUnit differs (-one +merged):\n%.3000s", d)
 	}
-	rd, closeFile, err := report.OpenResults(filepath.Join(dir, "all.jsonl"))
+	rd, closeFile, err := results.OpenResults(filepath.Join(dir, "all.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
