@@ -128,7 +128,7 @@ var rules = map[string]rule{
 		// To tell an eval file from other YAML by its top-level keys.
 		ext: []string{"go.yaml.in/yaml/v4"},
 	},
-	"evaltest":      {may: []string{".", "judge", "report", "results", "session"}},
+	"evaltest":      {may: []string{".", "grade", "judge", "report", "results", "session"}},
 	"cmd/agenteval": {may: []string{"all"}, ext: []string{"..."}},
 
 	// Examples show the public API, as a user's program would use it.

@@ -24,7 +24,7 @@
 // so a suite behaves the same under go test as on the command line. No run
 // is recorded in the store.
 //
-// It imports the root package, judge, report, results and session.
+// It imports the root package, grade, judge, report, results and session.
 package evaltest
 
 import (
@@ -36,6 +36,7 @@ import (
 	"testing"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/grade"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/results"
@@ -65,6 +66,10 @@ type Options struct {
 	// NoCache neither reads nor writes the cache of judge and
 	// simulated-user replies.
 	NoCache bool
+	// Graders are the grader definitions the suite's assertion types are
+	// looked up in; nil means grade.All(). Append your own to grade.All()
+	// to use them in eval files.
+	Graders []*grade.Definition
 }
 
 // Run loads the eval file, with the project file (agenteval.yaml) at or
@@ -182,7 +187,7 @@ func prepare(path string, agent agenteval.Agent, opt Options, sel func(*agenteva
 	sopt := session.Options{
 		Agent: agent, JudgeModel: opt.Judge, Models: session.Models{NoCache: opt.NoCache}, Filter: opt.Filter, Jobs: opt.Concurrency,
 		Threshold: opt.Threshold, Trials: opt.Trials, SimulatorModel: opt.Simulator, SimulatorName: opt.SimulatorName,
-		Config: opt.Config, NoStore: true, Quiet: true, Select: sel, Command: "evaltest",
+		Config: opt.Config, Graders: opt.Graders, NoStore: true, Quiet: true, Select: sel, Command: "evaltest",
 	}
 	s, err := session.Load(sopt, path)
 	if err != nil {

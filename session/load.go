@@ -71,6 +71,7 @@ func Load(opt Options, paths ...string) (*Session, error) {
 		}
 		lo := ProjectOptions(cfg, judgeAvailable, simulatorAvailable)
 		lo.NoExec, lo.MaxFileBytes, lo.Strict = opt.NoExec, opt.MaxFileBytes, opt.Strict
+		lo.Graders = opt.Graders
 		st, err := suite.Load(p, lo)
 		if st != nil && !opt.Quiet {
 			for _, w := range st.Warnings {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/grade"
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/report"
 )
@@ -26,6 +27,10 @@ type Options struct {
 	MaxFileBytes int64
 	// Tags keeps only the eval files with one of these tags.
 	Tags []string
+	// Graders are the grader definitions assertion types are looked up
+	// in, when loading and when running; nil means grade.All(). A Go
+	// program adds its own graders by passing grade.All() and them.
+	Graders []*grade.Definition
 
 	// Targets runs every test against each of these (names from the
 	// suite or provider:model); none means each test's own targets, else

@@ -176,7 +176,7 @@ func (s *Session) options(st *suite.Suite, tr targetRun) (run.Options, error) {
 	if opt.WrapAgent != nil {
 		agent = opt.WrapAgent(agent)
 	}
-	ro := run.Options{Agent: agent, Target: tr.spec.Name, Concurrency: jobs, Trials: opt.Trials, Filter: opt.Filter, Threshold: opt.Threshold}
+	ro := run.Options{Agent: agent, Target: tr.spec.Name, Concurrency: jobs, Trials: opt.Trials, Filter: opt.Filter, Threshold: opt.Threshold, Graders: opt.Graders}
 	j := opt.JudgeModel
 	if j == nil {
 		jm := models
