@@ -34,8 +34,10 @@ type Sink struct {
 
 // SinkFile says how the results file is written.
 type SinkFile struct {
-	// Format is "jsonl" (the default) or "json".
-	Format string
+	// Format is the writer's (report.New): "jsonl" (the default), "json",
+	// "table", ...; Metrics are the score columns of a table.
+	Format  string
+	Metrics []string
 	// Append adds to the file instead of starting it afresh (a resumed
 	// run); HasHeader says it already holds results or a header, so no
 	// header is written into it.
@@ -65,11 +67,14 @@ func NewSink(opt *Options, file SinkFile) (*Sink, error) {
 			return nil, configErr("open results file: %v", err)
 		}
 		s.files = append(s.files, fh)
-		var w report.Writer
-		if file.Format == "json" {
-			w = report.NewJSON(fh)
-		} else {
-			w = report.NewJSONL(fh)
+		format := file.Format
+		if format == "" {
+			format = "jsonl"
+		}
+		w, err := report.New(format, fh, report.Options{Table: report.TableOptions{Metrics: file.Metrics}})
+		if err != nil {
+			s.Abort()
+			return nil, configErr("%v", err)
 		}
 		s.writers = append(s.writers, w)
 		if !file.HasHeader {

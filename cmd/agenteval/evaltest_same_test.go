@@ -20,8 +20,8 @@ import (
 // the same results under go test (evaltest, no agent of its own) as under
 // agenteval run: both load and run it through one session.
 func TestEvaltestMatchesRun(t *testing.T) {
-	// Each run gets a fake of its own, so both see the same tool call ids
-	// (and so the same prompt sizes).
+	// Each run gets a fake of its own, so both see tool call ids of the
+	// same length (and so the same prompt sizes).
 	fresh := func() {
 		srv, err := fakellm.Start(fakellm.Options{CallTools: true})
 		if err != nil {
@@ -104,13 +104,16 @@ defaults:
 	if len(fromCLI) != 2 {
 		t.Fatalf("agenteval run wrote %d results, want 2", len(fromCLI))
 	}
-	// The order of results is the order tests finish in; timings and
-	// conversation ids differ from run to run.
+	// The order of results is the order tests finish in; timings,
+	// conversation ids and the fake's call ids (numbered in the order
+	// calls arrive) differ from run to run.
 	opts := cmp.Options{
 		cmpopts.SortSlices(func(a, b *agenteval.Result) bool { return a.TestID < b.TestID }),
 		cmpopts.IgnoreFields(agenteval.Result{}, "DurationMS", "ConversationID"),
 		cmpopts.IgnoreFields(agenteval.Usage{}, "WaitedMS"),
 		cmpopts.IgnoreFields(agenteval.Score{}, "DurationMS"),
+		cmpopts.IgnoreFields(agenteval.ToolCall{}, "ID"),
+		cmpopts.IgnoreFields(agenteval.Message{}, "ToolCallID"),
 		cmpopts.EquateEmpty(),
 	}
 	if diff := cmp.Diff(fromCLI, fromGo, opts); diff != "" {

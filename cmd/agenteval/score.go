@@ -226,35 +226,9 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	defer src.Close()
 	src.MaxRowBytes = e.maxRow
 
-	opt := session.Options{Output: f.output, NoStore: f.noStore, Store: e.storeFlag, Log: e.stderr, Quiet: f.quiet}
-	if ow, err := f.otel.writer(e.stderr); err != nil {
+	sink, err := f.sink(e, path, format, names)
+	if err != nil {
 		return err
-	} else if ow != nil {
-		opt.Writers = append(opt.Writers, ow)
-	}
-	if f.output == "" {
-		opt.Writers = append(opt.Writers, newWriter(format, e.stdout, names, e.color && format == "table"))
-	} else if e.stdoutTTY {
-		opt.Writers = append(opt.Writers, newWriter("table", e.stdout, names, e.color))
-	}
-	hdr := session.NewHeader("score", shortVersion())
-	sf, err := session.SuiteFile(path, "")
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	hdr.Suites = []results.SuiteFile{sf}
-	if jm := f.judge.models.JudgeSpec(); jm != "" && needsJudge(f.metrics, f.criteria) {
-		hdr.Judge = jm
-	}
-	th := f.threshold
-	hdr.Threshold = &th
-	sink, err := session.NewSink(&opt, session.SinkFile{Format: format})
-	if err != nil {
-		return cliErr(err)
-	}
-	if err := sink.Start(hdr); err != nil {
-		sink.Abort()
-		return cliErr(err)
 	}
 
 	var done atomic.Int64
@@ -322,6 +296,42 @@ func needsJudge(flags, criteria []string) bool {
 		}
 	}
 	return false
+}
+
+// sink opens where the scores go, with the run header of a scoring: the
+// results file or stdout, the table on a terminal, OTel export, the store.
+func (f *scoreFlags) sink(e *env, path, format string, names []string) (*session.Sink, error) {
+	opt := session.Options{Output: f.output, NoStore: f.noStore, Store: e.storeFlag, Log: e.stderr, Quiet: f.quiet}
+	if ow, err := f.otel.writer(e.stderr); err != nil {
+		return nil, err
+	} else if ow != nil {
+		opt.Writers = append(opt.Writers, ow)
+	}
+	if f.output == "" {
+		opt.Writers = append(opt.Writers, newWriter(format, e.stdout, names, e.color && format == "table"))
+	} else if e.stdoutTTY {
+		opt.Writers = append(opt.Writers, newWriter("table", e.stdout, names, e.color))
+	}
+	hdr := session.NewHeader("score", shortVersion())
+	sf, err := session.SuiteFile(path, "")
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	hdr.Suites = []results.SuiteFile{sf}
+	if jm := f.judge.models.JudgeSpec(); jm != "" && needsJudge(f.metrics, f.criteria) {
+		hdr.Judge = jm
+	}
+	th := f.threshold
+	hdr.Threshold = &th
+	sink, err := session.NewSink(&opt, session.SinkFile{Format: format, Metrics: names})
+	if err != nil {
+		return nil, cliErr(err)
+	}
+	if err := sink.Start(hdr); err != nil {
+		sink.Abort()
+		return nil, cliErr(err)
+	}
+	return sink, nil
 }
 
 // checkNotSameFile refuses to write results over the dataset being read.
