@@ -139,36 +139,31 @@ func (s *Sink) Start(h *results.Header) error {
 // Write adds a result of this run: to the summary, the caller's
 // OnResult, and every writer.
 func (s *Sink) Write(r *agenteval.Result) error {
+	s.count(r, false)
+	return s.writers.Write(r)
+}
+
+// count adds a result to the summary and tells the caller of it.
+func (s *Sink) count(r *agenteval.Result, carried bool) {
 	s.mu.Lock()
 	s.sum.Add(r)
 	s.mu.Unlock()
 	if s.opt.OnResult != nil {
-		s.opt.OnResult(r, false)
+		s.opt.OnResult(r, carried)
 	}
-	return s.writers.Write(r)
 }
 
 // carry adds a result an earlier file holds that this run takes over
 // (--rerun-failed): every writer gets it.
 func (s *Sink) carry(r *agenteval.Result) error {
-	s.mu.Lock()
-	s.sum.Add(r)
-	s.mu.Unlock()
-	if s.opt.OnResult != nil {
-		s.opt.OnResult(r, true)
-	}
+	s.count(r, true)
 	return s.writers.Write(r)
 }
 
 // archive adds a result a resumed file already holds: to the summary, the
 // writers of the whole run (HTML, JUnit), and the store when it lacks it.
 func (s *Sink) archive(r *agenteval.Result, toStore bool) error {
-	s.mu.Lock()
-	s.sum.Add(r)
-	s.mu.Unlock()
-	if s.opt.OnResult != nil {
-		s.opt.OnResult(r, true)
-	}
+	s.count(r, true)
 	if toStore {
 		s.rec.add(s.header.RunID, r)
 	}
