@@ -28,14 +28,16 @@ type Plan struct {
 	s         *Session
 	done      *resumed
 	rerunFlag string
+	opened    bool
 }
 
 // SuitePlan is one suite's part of a plan.
 type SuitePlan struct {
 	Suite *suite.Suite
 	// Tests are the tests the filter selects, in file order.
-	Tests []*agenteval.Test
-	runs  []targetRun
+	Tests  []*agenteval.Test
+	runs   []targetRun
+	opened []openedRun
 }
 
 // Targets are the names of the targets the suite runs against, in order.

@@ -43,7 +43,14 @@ func Run(ctx context.Context, opt Options, paths ...string) (*Outcome, error) {
 
 // OpenSink opens the plan's sink (its results file appended to when the
 // run resumes one) and writes the header.
+//
+// Every agent, judge and simulator the run needs is opened first, so a
+// run whose configuration fails (a missing key, say) stops here, before
+// anything is written or recorded.
 func (p *Plan) OpenSink() (*Sink, error) {
+	if err := p.open(); err != nil {
+		return nil, err
+	}
 	opt := p.s.opt
 	opt.Output = p.Output
 	file := SinkFile{}
@@ -106,14 +113,42 @@ func (p *Plan) takeOver(ctx context.Context, sink *Sink) error {
 	return nil
 }
 
-// runAll runs every suite against each of its targets.
-func (p *Plan) runAll(ctx context.Context, sink *Sink) error {
+// open builds the run options (agent, judge, simulator) of every suite
+// against each of its targets, once. A suite's only target that cannot be
+// opened is the run's error; one target of a matrix that cannot be is
+// kept, to end its tests in execution_error.
+func (p *Plan) open() error {
+	if p.opened {
+		return nil
+	}
 	for _, sp := range p.Suites {
-		for _, tr := range sp.runs {
+		sp.opened = make([]openedRun, len(sp.runs))
+		for i, tr := range sp.runs {
 			ropt, err := p.s.options(sp.Suite, tr)
 			if err != nil && len(sp.runs) == 1 {
 				return err
 			}
+			sp.opened[i] = openedRun{opt: ropt, err: err}
+		}
+	}
+	p.opened = true
+	return nil
+}
+
+// openedRun is a target run's options, or why it cannot run.
+type openedRun struct {
+	opt run.Options
+	err error
+}
+
+// runAll runs every suite against each of its targets.
+func (p *Plan) runAll(ctx context.Context, sink *Sink) error {
+	if err := p.open(); err != nil {
+		return err
+	}
+	for _, sp := range p.Suites {
+		for i, tr := range sp.runs {
+			ropt, err := sp.opened[i].opt, sp.opened[i].err
 			if err != nil {
 				// One target of a matrix that cannot run: its tests end in
 				// execution_error, naming why; the other targets run.

@@ -210,17 +210,18 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	} else if ow != nil {
 		s.Options().Writers = append(s.Options().Writers, ow)
 	}
-	sink, err := plan.OpenSink()
-	if err != nil {
-		prog.stop()
-		return cliErr(err)
-	}
+	// The receiver first: the agents opened with the sink report to it.
 	if err := f.otlp.start(); err != nil {
 		prog.stop()
-		sink.Abort()
 		return err
 	}
 	s.Options().WrapAgent = f.otlp.wrap
+	sink, err := plan.OpenSink()
+	if err != nil {
+		prog.stop()
+		f.otlp.stop(e, true)
+		return cliErr(err)
+	}
 	out, runErr := plan.Run(ctx, sink)
 	prog.stop()
 	f.otlp.stop(e, opt.Quiet)
