@@ -47,7 +47,12 @@ and targets, whichever spelling (AgentV v4 or v5 keys) the file used.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code := exitOK
 			judge := judgeSpec != "" || os.Getenv("AGENTEVAL_JUDGE") != ""
-			for _, path := range args {
+			// A folder or a glob stands for its eval files, as in run.
+			paths, err := session.EvalFiles(args)
+			if err != nil {
+				return cliErr(err)
+			}
+			for _, path := range paths {
 				if filepath.Base(path) == project.FileName {
 					code = max(code, validateProject(e, path))
 					continue
