@@ -10,8 +10,8 @@ import (
 // Role says who wrote a message.
 type Role string
 
-// The roles of a conversation. Ragas's names (human, ai, tool) are accepted on
-// input by ParseRole and map onto these.
+// The roles of a conversation. Other names formats use for them (Ragas's
+// human and ai, Gemini's model, ...) are in roleNames.
 const (
 	RoleSystem    Role = "system"
 	RoleUser      Role = "user"
@@ -19,21 +19,49 @@ const (
 	RoleTool      Role = "tool"
 )
 
-// ParseRole maps a role or Ragas message type onto a Role. It accepts the
-// OpenAI names (system, user, assistant, tool) and the Ragas names (human, ai,
-// tool), case-insensitively.
+// roleNames is the one table of role names: each role, then every other
+// name a format we read gives it. Datasets, traces and eval files all read
+// roles through ParseRole, so a name is accepted everywhere or nowhere.
+//
+//   - developer: OpenAI's name for system instructions to reasoning models;
+//   - human, ai: Ragas's message types (also LangChain's);
+//   - model: Gemini's assistant;
+//   - agent, bot: what some chat exports and frameworks call the assistant;
+//   - function: OpenAI's older role for a function's result;
+//   - ipython: Llama 3's role for a tool's output.
+var roleNames = []struct {
+	role  Role
+	names []string
+}{
+	{RoleSystem, []string{"system", "developer"}},
+	{RoleUser, []string{"user", "human"}},
+	{RoleAssistant, []string{"assistant", "ai", "model", "agent", "bot"}},
+	{RoleTool, []string{"tool", "function", "ipython"}},
+}
+
+// ParseRole maps a role name, or a Ragas message type, onto a Role,
+// case-insensitively and ignoring surrounding space. roleNames lists the
+// names it knows.
 func ParseRole(s string) (Role, bool) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "system", "developer":
-		return RoleSystem, true
-	case "user", "human":
-		return RoleUser, true
-	case "assistant", "ai":
-		return RoleAssistant, true
-	case "tool", "function":
-		return RoleTool, true
+	s = strings.ToLower(strings.TrimSpace(s))
+	for _, r := range roleNames {
+		for _, n := range r.names {
+			if n == s {
+				return r.role, true
+			}
+		}
 	}
 	return "", false
+}
+
+// RoleNames returns every name ParseRole accepts for r, r's own first.
+func RoleNames(r Role) []string {
+	for _, rn := range roleNames {
+		if rn.role == r {
+			return append([]string(nil), rn.names...)
+		}
+	}
+	return nil
 }
 
 // Valid reports whether r is one of the four known roles.

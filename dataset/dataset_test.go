@@ -97,6 +97,8 @@ func TestBadInput(t *testing.T) {
 		{"type and role disagree", `{"messages":[{"type":"human","role":"assistant","content":"x"}]}`, `role "assistant" disagrees with type "user"`},
 		{"rubrics not strings", `{"user_input":[{"type":"human","content":"a"}],"rubrics":{"a":1}}`, "rubrics.a: must be a string, not a number"},
 		{"bad id", `{"id":[1],"user_input":[{"type":"human","content":"a"}]}`, "id must be a string or a number, not a list"},
+		{"reference call with output", `{"messages":[{"role":"user","content":"a"}],"reference_tool_calls":[{"name":"f","args":{},"output":"x"}]}`, "x.jsonl:1:68: reference_tool_calls: a reference call has no output; the conversation holds what tools returned"},
+		{"gemini role typo", `{"messages":[{"role":"modle","content":"a"}]}`, `x.jsonl:1:22: messages[0].role: unknown role "modle"; use user, assistant, tool or system`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,7 +177,7 @@ func TestMalformedArgumentsKeptRaw(t *testing.T) {
 }
 
 func TestJSONArrayFile(t *testing.T) {
-	doc := "\ufeff[\n  {\"id\": \"a\", \"user_input\": [{\"type\": \"human\", \"content\": \"x\"}]},\n  {\"id\": \"b\",\n   \"user_input\": [{\"type\": \"bot\", \"content\": \"x\"}]}\n]\n"
+	doc := "\ufeff[\n  {\"id\": \"a\", \"user_input\": [{\"type\": \"human\", \"content\": \"x\"}]},\n  {\"id\": \"b\",\n   \"user_input\": [{\"type\": \"robot\", \"content\": \"x\"}]}\n]\n"
 	r := NewReader(strings.NewReader(doc), "d.json")
 	var ids, errs []string
 	for {
@@ -191,7 +193,7 @@ func TestJSONArrayFile(t *testing.T) {
 	if diff := cmp.Diff([]string{"a", "b"}, ids); diff != "" {
 		t.Errorf("ids (-want +got):\n%s", diff)
 	}
-	want := []string{`d.json:4:28: user_input[0].type: unknown message type "bot"; use human, ai or tool`}
+	want := []string{`d.json:4:28: user_input[0].type: unknown message type "robot"; use human, ai or tool`}
 	if diff := cmp.Diff(want, errs); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}

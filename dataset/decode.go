@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/jsonpos"
+	"github.com/agenteval/agenteval/internal/messages"
 	"github.com/agenteval/agenteval/internal/strictjson"
 	"github.com/agenteval/agenteval/internal/suggest"
 )
@@ -25,10 +26,6 @@ type Problem struct {
 
 var rowKeys = []string{"id", "user_input", "messages", "reference", "reference_tool_calls", "reference_topics", "rubrics", "metadata"}
 
-var messageKeys = []string{"type", "role", "content", "tool_calls", "tool_call_id", "name", "metadata"}
-
-var toolCallKeys = []string{"id", "type", "name", "args", "arguments", "function", "tool", "input", "raw_args"}
-
 // decoder collects problems while it decodes one row.
 type decoder struct {
 	problems []Problem
@@ -39,6 +36,41 @@ type decoder struct {
 	// referenceOnly accepts rows without a conversation: they only carry
 	// references for conversations read from elsewhere.
 	referenceOnly bool
+	// msgs decodes the row's messages and reference calls; its problems
+	// join the row's at the end.
+	msgs *messages.Decoder
+}
+
+// messages returns the decoder of the row's messages, made on first use.
+func (d *decoder) messages() *messages.Decoder {
+	if d.msgs == nil {
+		d.msgs = &messages.Decoder{Options: messages.Options{UnknownKey: d.unknownKey, KeyOrder: d.keyOrder}}
+	}
+	return d.msgs
+}
+
+// takeMessageProblems moves the message decoder's problems into the row's.
+func (d *decoder) takeMessageProblems() {
+	if d.msgs == nil {
+		return
+	}
+	for _, p := range d.msgs.Problems {
+		d.problems = append(d.problems, Problem(p))
+	}
+	d.msgs.Problems = nil
+}
+
+// unknownKey reports a key of a message or tool call that is probably a
+// typo. Other keys are allowed, as OpenAI exports carry them (refusal,
+// annotations, audio, ...).
+func (d *decoder) unknownKey(p jsonpos.Path, what string, known []string) {
+	if what != "a message" && what != "a tool call" {
+		return
+	}
+	k, _ := p[len(p)-1].(jsonpos.KeyName)
+	if near := suggest.Closest(string(k), known); near != "" {
+		d.messages().Problems = append(d.messages().Problems, messages.Problem{Path: p, Msg: fmt.Sprintf("unknown field; did you mean %q?", near)})
+	}
 }
 
 func (d *decoder) fail(p jsonpos.Path, format string, a ...any) {
@@ -63,6 +95,7 @@ func DecodeSample(raw []byte) (*agenteval.Sample, []Problem) {
 }
 
 func (d *decoder) row(raw []byte) *agenteval.Sample {
+	defer d.takeMessageProblems()
 	d.raw = raw
 	var v any
 	if err := strictjson.Decode(raw, &v); err != nil {
@@ -97,10 +130,7 @@ func (d *decoder) row(raw []byte) *agenteval.Sample {
 			s.Reference = d.str(p, v)
 		case "reference_tool_calls":
 			if v != nil {
-				s.ReferenceToolCalls = d.toolCalls(p, v, true)
-				if s.ReferenceToolCalls == nil {
-					s.ReferenceToolCalls = []agenteval.ToolCall{}
-				}
+				s.ReferenceToolCalls = d.referenceCalls(p, v)
 			}
 		case "reference_topics":
 			if v != nil {
@@ -216,26 +246,37 @@ func (d *decoder) object(p jsonpos.Path, v any) map[string]any {
 	return m
 }
 
+// referenceCalls decodes the calls a conversation should make. Their
+// arguments are written by a person, so arguments that do not parse are an
+// error, not raw text kept for grading.
+func (d *decoder) referenceCalls(p jsonpos.Path, v any) []agenteval.ToolCall {
+	md := d.messages()
+	md.StrictArgs = true
+	defer func() { md.StrictArgs = false }()
+	calls, results := md.ToolCalls(p, v)
+	if len(results) > 0 {
+		d.fail(p, "a reference call has no output; the conversation holds what tools returned")
+	}
+	if calls == nil {
+		calls = []agenteval.ToolCall{}
+	}
+	return calls
+}
+
 func (d *decoder) conversation(p jsonpos.Path, v any) agenteval.Conversation {
-	items, ok := v.([]any)
-	if !ok {
-		d.fail(p, "must be a list of messages, not %s", kindOf(v))
-		return nil
-	}
-	conv := make(agenteval.Conversation, 0, len(items))
-	good := true
-	for i, it := range items {
-		m, ok := d.message(p.Append(i), it)
-		good = good && ok
-		conv = append(conv, m)
-	}
-	if !good {
+	md := d.messages()
+	before := md.Errors()
+	conv, src := md.List(p, v)
+	if md.Errors() > before || conv == nil {
 		// Structural rules on messages that did not decode would only repeat
 		// the problems already reported.
 		return conv
 	}
 	for _, me := range agenteval.MessageErrors(conv.Validate()) {
-		mp := p.Append(me.Index)
+		mp := p
+		if me.Index < len(src) {
+			mp = p.Append(src[me.Index])
+		}
 		if me.Field != "" {
 			mp = append(mp, parseField(me.Field)...)
 		}
@@ -263,221 +304,13 @@ func parseField(f string) jsonpos.Path {
 	return out
 }
 
-func (d *decoder) message(p jsonpos.Path, v any) (agenteval.Message, bool) {
-	var m agenteval.Message
-	f, ok := v.(map[string]any)
-	if !ok {
-		d.fail(p, "a message must be a JSON object, not %s", kindOf(v))
-		return m, false
-	}
-	before := len(d.problems)
-	var tr, rr agenteval.Role
-	if typ := f["type"]; typ != nil {
-		tr = d.role(p.Append("type"), typ)
-	}
-	if role := f["role"]; role != nil {
-		rr = d.role(p.Append("role"), role)
-	}
-	switch {
-	case tr != "" && rr != "" && tr != rr:
-		d.fail(p.Append("role"), "role %q disagrees with type %q; keep one of them", rr, tr)
-	case tr != "":
-		m.Role = tr
-	case rr != "":
-		m.Role = rr
-	case f["type"] == nil && f["role"] == nil:
-		d.fail(p, "message has no type or role; set \"type\" to human, ai or tool (Ragas) or \"role\" to user, assistant, tool or system")
-	}
-	for k, fv := range f {
-		switch k {
-		case "type", "role":
-		case "content":
-			m.Content = d.content(p.Append(k), fv)
-		case "tool_calls":
-			if fv != nil {
-				m.ToolCalls = d.toolCalls(p.Append(k), fv, false)
-			}
-		case "tool_call_id":
-			m.ToolCallID = d.id(p.Append(k), fv)
-		case "name":
-			m.Name = d.str(p.Append(k), fv)
-		case "metadata":
-			if fv != nil {
-				m.Metadata = d.object(p.Append(k), fv)
-			}
-		default:
-			// Other keys (refusal, annotations, audio, ...) are allowed, as
-			// OpenAI exports carry them; only a likely typo is reported.
-			if near := suggest.Closest(k, messageKeys); near != "" {
-				d.fail(keyOf(p.Append(k)), "unknown field; did you mean %q?", near)
-			}
-		}
-	}
-	return m, len(d.problems) == before
-}
-
-func (d *decoder) role(p jsonpos.Path, v any) agenteval.Role {
-	s := d.str(p, v)
-	if s == "" {
-		return ""
-	}
-	r, ok := agenteval.ParseRole(s)
-	if !ok {
-		if p[len(p)-1] == "type" {
-			d.fail(p, "unknown message type %q; use human, ai or tool", s)
-		} else {
-			d.fail(p, "unknown role %q; use user, assistant, tool or system", s)
-		}
-	}
-	return r
-}
-
-// content accepts a string, null, or OpenAI's list of content parts, whose
-// text parts are joined with newlines.
-func (d *decoder) content(p jsonpos.Path, v any) string {
-	parts, ok := v.([]any)
-	if !ok {
-		return d.str(p, v)
-	}
-	var texts []string
-	for i, part := range parts {
-		pm, ok := part.(map[string]any)
-		if !ok {
-			d.fail(p.Append(i), "a content part must be an object like {\"type\": \"text\", \"text\": ...}, not %s", kindOf(part))
-			continue
-		}
-		if typ, _ := pm["type"].(string); typ == "text" || typ == "" {
-			if t, ok := pm["text"].(string); ok {
-				texts = append(texts, t)
-			}
-		}
-	}
-	return strings.Join(texts, "\n")
-}
-
-// toolCalls decodes a list of calls. It accepts Ragas's {name, args}, OpenAI's
-// {id, type, function: {name, arguments}} with arguments as a JSON string,
-// and AgentV's {tool, input}. In a recorded assistant message, arguments that
-// are not valid JSON are kept as raw text (the model really produced them);
-// in a reference they are an error.
-func (d *decoder) toolCalls(p jsonpos.Path, v any, reference bool) []agenteval.ToolCall {
-	items, ok := v.([]any)
-	if !ok {
-		d.fail(p, "tool calls must be a list, not %s", kindOf(v))
-		return nil
-	}
-	out := make([]agenteval.ToolCall, 0, len(items))
-	for i, it := range items {
-		ip := p.Append(i)
-		f, ok := it.(map[string]any)
-		if !ok {
-			d.fail(ip, "a tool call must be a JSON object like {\"name\": ..., \"args\": {...}}, not %s", kindOf(it))
-			continue
-		}
-		var tc agenteval.ToolCall
-		var args any
-		var rawArgs string
-		argsPath := ip
-		for k, fv := range f {
-			switch k {
-			case "id":
-				tc.ID = d.id(ip.Append(k), fv)
-			case "type":
-			case "name", "tool":
-				tc.Name = d.str(ip.Append(k), fv)
-			case "args", "arguments", "input":
-				args, argsPath = fv, ip.Append(k)
-			case "raw_args":
-				// Our own export keeps undecodable arguments here.
-				rawArgs = d.str(ip.Append(k), fv)
-			case "function":
-				fn, ok := fv.(map[string]any)
-				if !ok {
-					d.fail(ip.Append(k), "function must be an object with name and arguments")
-					continue
-				}
-				if n, ok := fn["name"]; ok {
-					tc.Name = d.str(ip.Append(k, "name"), n)
-				}
-				if a, ok := fn["arguments"]; ok {
-					args, argsPath = a, ip.Append(k, "arguments")
-				}
-			default:
-				if near := suggest.Closest(k, toolCallKeys); near != "" {
-					d.fail(keyOf(ip.Append(k)), "unknown field; did you mean %q?", near)
-				}
-			}
-		}
-		if tc.Name == "" {
-			d.fail(ip, "tool call has no name; give \"name\" (or function.name)")
-		}
-		tc.Args, tc.RawArgs = d.args(argsPath, args, reference)
-		tc.KeyOrder = d.keyOrder(argsPath, args, tc.Args)
-		if rawArgs != "" && len(tc.Args) == 0 {
-			if reference {
-				d.fail(ip.Append("raw_args"), "a reference call cannot have raw_args; write its arguments as a JSON object")
-			} else {
-				d.warn(ip.Append("raw_args"), "arguments were not valid JSON when recorded; kept as raw text, and every check of this call's arguments will fail")
-				tc.Args, tc.RawArgs = nil, rawArgs
-			}
-		}
-		out = append(out, tc)
-	}
-	return out
-}
-
-func (d *decoder) args(p jsonpos.Path, v any, reference bool) (map[string]any, string) {
-	switch x := v.(type) {
-	case nil:
-		return map[string]any{}, ""
-	case map[string]any:
-		return x, ""
-	case string:
-		inner := strings.TrimSpace(x)
-		if inner == "" {
-			return map[string]any{}, ""
-		}
-		var decoded any
-		err := strictjson.Decode([]byte(inner), &decoded)
-		if err == nil {
-			if m, ok := decoded.(map[string]any); ok {
-				return m, ""
-			}
-		}
-		problem := "not valid JSON"
-		if err == nil {
-			problem = "JSON " + strings.TrimPrefix(strings.TrimPrefix(kindOf(decoded), "a "), "an ") + ", not an object"
-		}
-		if reference {
-			d.fail(p, "arguments string is %s; write the expected arguments as a JSON object", problem)
-			return nil, ""
-		}
-		// The model really produced this: keep it, so the call fails the
-		// checks of its arguments instead of the whole row being dropped.
-		d.warn(p, "arguments are %s; kept as raw text, and every check of this call's arguments will fail", problem)
-		return nil, x
-	}
-	d.fail(p, "arguments must be a JSON object, not %s", kindOf(v))
-	return nil, ""
-}
-
 // keyOrder finds the written order of the objects nested in a call's
-// arguments: from the JSON text of OpenAI's string form, or from the row's
-// raw bytes for an object. Only arguments with nested objects look.
-func (d *decoder) keyOrder(p jsonpos.Path, written any, args map[string]any) map[string][]string {
-	if !agenteval.HasNestedObjects(args) {
+// arguments object from the row's raw bytes.
+func (d *decoder) keyOrder(p jsonpos.Path) map[string][]string {
+	if d.raw == nil || len(p) < d.skip {
 		return nil
 	}
-	switch x := written.(type) {
-	case string:
-		return agenteval.KeyOrderOf([]byte(x))
-	case map[string]any:
-		if d.raw == nil || len(p) < d.skip {
-			return nil
-		}
-		return agenteval.KeyOrderOf(d.raw[jsonpos.Offset(d.raw, p[d.skip:]):])
-	}
-	return nil
+	return agenteval.KeyOrderOf(d.raw[jsonpos.Offset(d.raw, p[d.skip:]):])
 }
 
 // keyOf points a path at its last key rather than at that key's value.
@@ -492,23 +325,7 @@ func keyOf(p jsonpos.Path) jsonpos.Path {
 	return p
 }
 
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	}
-	return fmt.Sprintf("%T", v)
-}
+func kindOf(v any) string { return messages.KindOf(v) }
 
 // sortProblems orders problems by where they are in the row, so reports
 // read top to bottom whatever order the decoder met them in.
@@ -552,16 +369,12 @@ func DecodeMessages(data []byte) (agenteval.Conversation, error) {
 	if err := strictjson.Decode(data, &v); err != nil {
 		return nil, fmt.Errorf("messages are not valid JSON: %w", err)
 	}
-	items, ok := v.([]any)
-	if !ok {
+	if _, ok := v.([]any); !ok {
 		return nil, fmt.Errorf("messages must be a JSON list, not %s", kindOf(v))
 	}
 	d := decoder{raw: data, skip: 1}
-	var out agenteval.Conversation
-	for i, it := range items {
-		m, _ := d.message(jsonpos.Path{"messages", i}, it)
-		out = append(out, m)
-	}
+	out, _ := d.messages().List(jsonpos.Path{"messages"}, v)
+	d.takeMessageProblems()
 	var errs []error
 	for _, p := range d.problems {
 		if !p.Warning {
