@@ -452,34 +452,31 @@ func (b *builder) conversation() agenteval.Conversation {
 
 func (m msg) message() agenteval.Message {
 	role, _ := agenteval.ParseRole(m.role)
-	out := agenteval.Message{Role: role, Content: m.content, ToolCallID: m.callID, Name: m.name}
+	out := agenteval.Message{Role: role, Content: m.content, ToolCallID: m.callID, Name: m.name, Parts: m.parts}
 	if role == "" {
 		out.Role = agenteval.Role(m.role)
 	}
 	for _, c := range m.calls {
-		tc := agenteval.ToolCall{ID: c.id, Name: c.name, Args: c.args, RawArgs: c.rawArgs}
+		tc := agenteval.ToolCall{ID: c.id, Name: c.name, Args: c.args, RawArgs: c.rawArgs, KeyOrder: c.keyOrder, DurationMS: c.durationMS}
 		if tc.Args == nil && tc.RawArgs == "" {
 			tc.Args = map[string]any{}
 		}
 		out.ToolCalls = append(out.ToolCalls, tc)
 	}
-	if m.reasoning != "" {
-		out.Metadata = map[string]any{"reasoning": m.reasoning}
-	}
-	if m.isError {
-		if out.Metadata == nil {
-			out.Metadata = map[string]any{}
+	if len(m.meta) > 0 || m.reasoning != "" || m.isError || m.respID != "" {
+		out.Metadata = make(map[string]any, len(m.meta)+3)
+		for k, v := range m.meta {
+			out.Metadata[k] = v
 		}
-		out.Metadata["error"] = true
-	}
-	if m.respID != "" {
-		if out.Metadata == nil {
-			out.Metadata = map[string]any{}
+		if m.reasoning != "" {
+			out.Metadata["reasoning"] = m.reasoning
 		}
-		out.Metadata["response_id"] = m.respID
-	}
-	if role == agenteval.RoleTool && out.Name == "" {
-		out.Name = ""
+		if m.isError {
+			out.Metadata["error"] = true
+		}
+		if m.respID != "" {
+			out.Metadata["response_id"] = m.respID
+		}
 	}
 	return out
 }

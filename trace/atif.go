@@ -43,18 +43,19 @@ func atifTrajectory(raw json.RawMessage, _ map[string]json.RawMessage, pos Pos) 
 			continue
 		}
 		where := fmt.Sprintf("steps[%d]", i)
-		content, reasoning := contentText(st["message"], pos, where+".message", &c.problems)
+		body := contentText(st["message"], pos, where+".message", &c.problems)
+		content, reasoning := body.Text, body.Reasoning
 		if r := str(st, "reasoning_content"); r != "" {
 			reasoning = joinNonEmpty(reasoning, r)
 		}
 		var m msg
 		switch src := str(st, "source"); src {
 		case "system":
-			m = msg{role: "system", content: content}
+			m = msg{role: "system", content: content, parts: body.Parts}
 		case "user":
-			m = msg{role: "user", content: content}
+			m = msg{role: "user", content: content, parts: body.Parts}
 		case "agent":
-			m = msg{role: "assistant", content: content, reasoning: reasoning}
+			m = msg{role: "assistant", content: content, parts: body.Parts, reasoning: reasoning}
 			for j, tc := range list(st["tool_calls"]) {
 				tm := obj(tc)
 				cl := parseArgs(tm["arguments"], pos, fmt.Sprintf("%s.tool_calls[%d]", where, j), &c.problems)

@@ -66,9 +66,9 @@ func (st *claudeState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 	}
 	st.lastMsg = ""
 	if l["isMeta"] == true {
-		content, _ := contentText(m["content"], pos, "message.content", probs)
-		if content != "" {
-			st.s.add(msg{role: "system", content: content})
+		body := contentText(m["content"], pos, "message.content", probs)
+		if body.Text != "" || len(body.Parts) > 0 {
+			st.s.add(msg{role: "system", content: body.Text, parts: body.Parts})
 		}
 		return
 	}
@@ -88,8 +88,8 @@ func (st *claudeState) user(m map[string]any, pos Pos, probs *[]problem) {
 		case "text":
 			texts = append(texts, str(bm, "text"))
 		case "tool_result":
-			content, _ := contentText(bm["content"], pos, fmt.Sprintf("message.content[%d].content", i), probs)
-			st.s.result(msg{content: content, callID: str(bm, "tool_use_id"), isError: bm["is_error"] == true})
+			body := contentText(bm["content"], pos, fmt.Sprintf("message.content[%d].content", i), probs)
+			st.s.result(msg{content: body.Text, parts: body.Parts, callID: str(bm, "tool_use_id"), isError: bm["is_error"] == true})
 		case "image", "document":
 			*probs = append(*probs, warnAt(pos, fmt.Sprintf("message.content[%d] is an %s; left out", i, t)))
 		default:

@@ -79,7 +79,8 @@ func (st *codexState) item(p map[string]any, pos Pos, probs *[]problem) {
 	switch t := str(p, "type"); t {
 	case "message":
 		role := normRole(str(p, "role"))
-		content, _ := contentText(p["content"], pos, "payload.content", probs)
+		body := contentText(p["content"], pos, "payload.content", probs)
+		content := body.Text
 		if role == "user" && isCodexContext(content) {
 			role = "system"
 		}
@@ -87,7 +88,7 @@ func (st *codexState) item(p map[string]any, pos Pos, probs *[]problem) {
 			*probs = append(*probs, warnAt(pos, fmt.Sprintf("message with role %q; left out", str(p, "role"))))
 			return
 		}
-		st.s.add(msg{role: role, content: content})
+		st.s.add(msg{role: role, content: content, parts: body.Parts})
 	case "reasoning":
 		var texts []string
 		for _, s := range list(p["summary"]) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"iter"
+
+	"github.com/agenteval/agenteval"
 )
 
 // kind says what a record contributes to its conversation.
@@ -52,18 +54,22 @@ type record struct {
 type msg struct {
 	role      string
 	content   string
+	parts     []agenteval.Part
 	calls     []call
 	callID    string // for tool results
 	name      string
 	reasoning string
 	isError   bool
 	respID    string
+	meta      map[string]any // the message's own metadata
 }
 
 type call struct {
-	id, name string
-	args     map[string]any
-	rawArgs  string
+	id, name   string
+	args       map[string]any
+	rawArgs    string
+	keyOrder   map[string][]string
+	durationMS float64
 }
 
 type toolExec struct {

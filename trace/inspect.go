@@ -50,8 +50,8 @@ func inspectSample(raw json.RawMessage, parent map[string]json.RawMessage, pos P
 			continue
 		}
 		where := fmt.Sprintf("messages[%d]", i)
-		content, reasoning := contentText(m["content"], pos, where, &c.problems)
-		om := msg{role: normRole(str(m, "role")), content: content, reasoning: reasoning, callID: str(m, "tool_call_id"), name: str(m, "function")}
+		body := contentText(m["content"], pos, where, &c.problems)
+		om := msg{role: normRole(str(m, "role")), content: body.Text, parts: body.Parts, reasoning: body.Reasoning, callID: str(m, "tool_call_id"), name: str(m, "function")}
 		if e := obj(m["error"]); e != nil {
 			om.isError = true
 			if om.content == "" {

@@ -117,19 +117,15 @@ func langChainMessage(m map[string]any, pos Pos, where string, probs *[]problem,
 		*probs = append(*probs, warnAt(pos, fmt.Sprintf("%s: unknown message type %q; left out", where, typ)))
 		return msg{}, false
 	}
-	content, reasoning := contentText(data["content"], pos, where, probs)
-	out := msg{role: role, content: content, reasoning: reasoning, callID: str(data, "tool_call_id"), name: str(data, "name")}
+	body := contentText(data["content"], pos, where, probs)
+	out := msg{role: role, content: body.Text, parts: body.Parts, reasoning: body.Reasoning, callID: str(data, "tool_call_id"), name: str(data, "name")}
 	if role == "tool" && str(data, "status") == "error" {
 		out.isError = true
 	}
-	for j, tc := range list(data["tool_calls"]) {
-		out.calls = append(out.calls, openAICall(obj(tc), pos, fmt.Sprintf("%s.tool_calls[%d]", where, j), probs))
-	}
+	out.calls = toolCalls(data["tool_calls"], pos, where+".tool_calls", probs)
 	if len(out.calls) == 0 {
 		// Older dumps keep OpenAI's raw calls in additional_kwargs.
-		for j, tc := range list(obj(data["additional_kwargs"])["tool_calls"]) {
-			out.calls = append(out.calls, openAICall(obj(tc), pos, fmt.Sprintf("%s.additional_kwargs.tool_calls[%d]", where, j), probs))
-		}
+		out.calls = toolCalls(obj(data["additional_kwargs"])["tool_calls"], pos, where+".additional_kwargs.tool_calls", probs)
 	}
 	for j, tc := range list(data["invalid_tool_calls"]) {
 		t := obj(tc)
@@ -148,19 +144,13 @@ func langChainMessage(m map[string]any, pos Pos, where string, probs *[]problem,
 	return out, true
 }
 
+// langChainRole is the role of a LangChain message type or class name
+// (human, AIMessage, ToolMessageChunk), by the one table of role names.
 func langChainRole(typ string) string {
 	t := strings.TrimSuffix(strings.TrimSuffix(typ, "Chunk"), "Message")
-	switch strings.ToLower(t) {
-	case "human", "user":
-		return "user"
-	case "ai", "assistant":
-		return "assistant"
-	case "system":
-		return "system"
-	case "tool", "function":
-		return "tool"
-	case "chat":
+	if strings.EqualFold(t, "chat") {
+		// ChatMessage carries any role; the message's own role says which.
 		return ""
 	}
-	return ""
+	return normRole(t)
 }

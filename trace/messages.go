@@ -1,11 +1,14 @@
 package trace
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/jsonpos"
+	"github.com/agenteval/agenteval/internal/messages"
 )
 
 // Helpers that turn the message shapes the formats share into msgs. They
@@ -52,23 +55,7 @@ func structuredAll(v any) any {
 
 // text renders a value as message text: strings as they are, anything
 // else as compact JSON.
-func text(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case json.Number:
-		return string(x)
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
+func text(v any) string { return messages.Text(v) }
 
 func str(m map[string]any, keys ...string) string {
 	for _, k := range keys {
@@ -113,133 +100,112 @@ func intOf(v any) (int64, bool) {
 	return 0, false
 }
 
+// decoder reads messages as a trace needs: what cannot be read is left
+// out with a warning, never an error, since the trace is what was recorded.
+func decoder() *messages.Decoder {
+	return &messages.Decoder{Options: messages.Options{Lenient: true}}
+}
+
+// report turns what d found into warnings at pos, each naming its path
+// below where.
+func report(d *messages.Decoder, pos Pos, probs *[]problem) {
+	for _, p := range d.Problems {
+		*probs = append(*probs, warnAt(pos, p.Path.String()+": "+p.Msg))
+	}
+}
+
 // parseArgs decodes tool-call arguments given as an object or as JSON
 // text. Text that is not a JSON object is kept raw, with a warning, so the
 // call still counts and fails the checks of its arguments.
 func parseArgs(v any, pos Pos, where string, probs *[]problem) call {
-	switch x := v.(type) {
-	case nil:
-		return call{args: map[string]any{}}
-	case map[string]any:
-		return call{args: x}
-	case string:
-		t := strings.TrimSpace(x)
-		if t == "" {
-			return call{args: map[string]any{}}
-		}
-		if d, err := decodeJSON(t); err == nil {
-			if m, ok := d.(map[string]any); ok {
-				return call{args: m}
-			}
-		}
-		*probs = append(*probs, warnAt(pos, where+": the arguments are not a JSON object; kept as raw text, and every check of this call's arguments will fail"))
-		return call{rawArgs: x}
-	}
-	*probs = append(*probs, warnAt(pos, where+": the arguments are not a JSON object; kept as raw text, and every check of this call's arguments will fail"))
-	return call{rawArgs: text(v)}
+	d := decoder()
+	args, raw, order := d.Args(jsonpos.Path{where}, v)
+	report(d, pos, probs)
+	return call{args: args, rawArgs: raw, keyOrder: order}
 }
 
-// contentText joins the text of content given as a string or as a list of
-// parts ({type: text, text} and the like). Parts that are not text are
-// named in a warning.
-func contentText(v any, pos Pos, where string, probs *[]problem) (string, string) {
-	switch x := v.(type) {
-	case nil:
-		return "", ""
-	case string:
-		return x, ""
-	case []any:
-		var texts, reasoning []string
-		for i, p := range x {
-			switch pm := p.(type) {
-			case string:
-				texts = append(texts, pm)
-			case map[string]any:
-				typ := str(pm, "type")
-				switch typ {
-				case "text", "input_text", "output_text", "":
-					if t := str(pm, "text", "content"); t != "" {
-						texts = append(texts, t)
-					}
-				case "reasoning", "thinking":
-					reasoning = append(reasoning, str(pm, "reasoning", "thinking", "text", "content"))
-				case "redacted_thinking", "tool_use", "tool_call", "function_call":
-					// Calls are read from the message's own call list.
-				default:
-					*probs = append(*probs, warnAt(pos, fmt.Sprintf("%s: content part %d has type %q, which is not text; left out", where, i, typ)))
-				}
-			}
-		}
-		return strings.Join(texts, "\n"), strings.Join(reasoning, "\n")
-	}
-	return text(v), ""
+// contentText reads content given as a string or as a list of parts
+// ({type: text, text} and the like): its text, reasoning and images.
+// Parts it cannot use are named in a warning.
+func contentText(v any, pos Pos, where string, probs *[]problem) messages.Content {
+	d := decoder()
+	c := d.Content(jsonpos.Path{where}, v)
+	report(d, pos, probs)
+	return c
 }
 
 // openAIMessages reads messages in the OpenAI chat form: {role, content,
-// tool_calls: [{id, function: {name, arguments}}], tool_call_id, name}.
-// Ragas's {type: human|ai|tool} and {name, args} calls are accepted too.
+// tool_calls: [{id, function: {name, arguments}}], tool_call_id, name}, and
+// every other form package messages reads (Ragas's {type: human|ai|tool}
+// and {name, args} calls among them).
 func openAIMessages(v any, pos Pos, where string, probs *[]problem) []msg {
-	var out []msg
-	for i, it := range list(structured(v)) {
-		m := obj(it)
-		if m == nil {
-			continue
-		}
-		w := fmt.Sprintf("%s[%d]", where, i)
-		role := str(m, "role", "type")
-		content, reasoning := contentText(m["content"], pos, w, probs)
-		om := msg{role: normRole(role), content: content, reasoning: reasoning, callID: str(m, "tool_call_id"), name: str(m, "name")}
-		for j, tc := range list(m["tool_calls"]) {
-			om.calls = append(om.calls, openAICall(obj(tc), pos, fmt.Sprintf("%s.tool_calls[%d]", w, j), probs))
-		}
-		if fc := obj(m["function_call"]); fc != nil {
-			c := parseArgs(fc["arguments"], pos, w+".function_call", probs)
-			c.name = str(fc, "name")
-			om.calls = append(om.calls, c)
-		}
-		if om.role == "" {
-			*probs = append(*probs, warnAt(pos, w+": the message has no role; left out"))
-			continue
-		}
-		out = append(out, om)
+	v = structured(v)
+	if v == nil {
+		return nil
+	}
+	d := decoder()
+	conv, _ := d.List(jsonpos.Path{where}, v)
+	report(d, pos, probs)
+	return fromMessages(conv)
+}
+
+// openAIMessage reads one message of that form.
+func openAIMessage(v any, pos Pos, where string, probs *[]problem) []msg {
+	d := decoder()
+	ms := d.Message(jsonpos.Path{where}, v)
+	report(d, pos, probs)
+	return fromMessages(ms)
+}
+
+// toolCalls reads a list of tool calls in any form package messages reads.
+func toolCalls(v any, pos Pos, where string, probs *[]problem) []call {
+	d := decoder()
+	calls, _ := d.ToolCalls(jsonpos.Path{where}, v)
+	report(d, pos, probs)
+	out := make([]call, 0, len(calls))
+	for _, c := range calls {
+		out = append(out, fromToolCall(c))
 	}
 	return out
 }
 
-func openAICall(tc map[string]any, pos Pos, where string, probs *[]problem) call {
-	if tc == nil {
-		return call{}
+func fromMessages(ms []agenteval.Message) []msg {
+	out := make([]msg, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, fromMessage(m))
 	}
-	var c call
-	if fn := obj(tc["function"]); fn != nil {
-		c = parseArgs(fn["arguments"], pos, where, probs)
-		c.name = str(fn, "name")
-	} else {
-		args := tc["args"]
-		if args == nil {
-			args = tc["arguments"]
-		}
-		if args == nil {
-			args = tc["input"]
-		}
-		c = parseArgs(args, pos, where, probs)
-		c.name = str(tc, "name", "function")
-	}
-	c.id = str(tc, "id", "tool_call_id", "call_id")
-	return c
+	return out
 }
 
-// normRole maps the role names of the formats onto ours.
+// fromMessage is the msg of a decoded message; its reasoning, which the
+// decoder keeps in the metadata, goes back to its own field.
+func fromMessage(m agenteval.Message) msg {
+	om := msg{role: string(m.Role), content: m.Content, callID: m.ToolCallID, name: m.Name, parts: m.Parts}
+	for k, v := range m.Metadata {
+		if r, ok := v.(string); ok && k == "reasoning" {
+			om.reasoning = r
+			continue
+		}
+		if om.meta == nil {
+			om.meta = map[string]any{}
+		}
+		om.meta[k] = v
+	}
+	for _, c := range m.ToolCalls {
+		om.calls = append(om.calls, fromToolCall(c))
+	}
+	return om
+}
+
+func fromToolCall(c agenteval.ToolCall) call {
+	return call{id: c.ID, name: c.Name, args: c.Args, rawArgs: c.RawArgs, keyOrder: c.KeyOrder, durationMS: c.DurationMS}
+}
+
+// normRole maps the role names of the formats onto ours, by the one table
+// of role names (agenteval.ParseRole); "" when it is not one.
 func normRole(r string) string {
-	switch strings.ToLower(strings.TrimSpace(r)) {
-	case "system", "developer":
-		return "system"
-	case "user", "human":
-		return "user"
-	case "assistant", "ai", "model", "agent", "bot":
-		return "assistant"
-	case "tool", "function", "ipython":
-		return "tool"
+	if role, ok := agenteval.ParseRole(r); ok {
+		return string(role)
 	}
 	return ""
 }
@@ -260,7 +226,7 @@ func genAIMessages(v any, pos Pos, where string, probs *[]problem) []msg {
 		}
 		w := fmt.Sprintf("%s[%d]", where, i)
 		if _, ok := m["parts"]; !ok {
-			out = append(out, openAIMessages([]any{m}, pos, w, probs)...)
+			out = append(out, openAIMessage(m, pos, w, probs)...)
 			continue
 		}
 		role := normRole(str(m, "role"))

@@ -40,8 +40,8 @@ func indexedMessages(a attrs, prefix string, r *record) []msg {
 		if role == "" && strings.Contains(prefix, "completion") {
 			role = "assistant"
 		}
-		content, reasoning := contentText(structured(f["content"]), r.pos, where+".content", &r.problems)
-		m := msg{role: normRole(role), content: content, reasoning: reasoning, callID: str(f, "tool_call_id")}
+		body := contentText(structured(f["content"]), r.pos, where+".content", &r.problems)
+		m := msg{role: normRole(role), content: body.Text, parts: body.Parts, reasoning: body.Reasoning, callID: str(f, "tool_call_id")}
 		calls, cidx := subIndexed(f, "tool_calls.")
 		for _, j := range cidx {
 			c := calls[j]

@@ -377,11 +377,9 @@ func eventMessage(name string, a attrs, body *commonpb.AnyValue, r *record) (*ms
 	if rr := str(b, "role"); rr != "" && normRole(rr) != "" {
 		role = rr
 	}
-	content, reasoning := contentText(b["content"], r.pos, "event "+name, &r.problems)
-	m := &msg{role: normRole(role), content: content, reasoning: reasoning}
-	for j, tc := range list(b["tool_calls"]) {
-		m.calls = append(m.calls, openAICall(obj(tc), r.pos, "event "+name+".tool_calls["+strconv.Itoa(j)+"]", &r.problems))
-	}
+	c := contentText(b["content"], r.pos, "event "+name, &r.problems)
+	m := &msg{role: normRole(role), content: c.Text, parts: c.Parts, reasoning: c.Reasoning}
+	m.calls = toolCalls(b["tool_calls"], r.pos, "event "+name+".tool_calls", &r.problems)
 	if m.role == "tool" {
 		m.callID = str(b, "id", "tool_call_id")
 	}
