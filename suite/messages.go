@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/jsonpos"
+	"github.com/agenteval/agenteval/internal/messages"
+	"github.com/agenteval/agenteval/internal/suggest"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -21,21 +24,23 @@ import (
 //     structured content, sent as JSON;
 //   - a list of messages (and strings, which are user messages).
 //
-// A message's content is a string, an object (sent as JSON), or a list of
-// content blocks: strings and {type: text, value}, {type: file, value: path}
-// (the file is read, relative to the eval file's folder, and inlined in a
-// <file path="..."> block, as AgentV gives it to a model) and {type: image,
-// value: path} (kept as an image part). Assistant messages may carry
-// tool_calls, as {tool|name, input|args|arguments, id, output}; a call's
-// output becomes the tool message that answers it.
+// A message itself is read by package messages, the decoder datasets and
+// traces use too, so a message means the same in all three: its content is
+// a string, an object (sent as JSON), or a list of content blocks: strings
+// and {type: text, value}, {type: file, value: path} (the file is read,
+// relative to the eval file's folder, and inlined in a <file path="...">
+// block, as AgentV gives it to a model) and {type: image, value: path}
+// (kept as an image part). Assistant messages may carry tool_calls, as
+// {tool|name, input|args|arguments, id, output}; a call's output becomes
+// the tool message that answers it. What this file adds is where eval
+// files differ: a message without a role takes the role of its place,
+// arguments a person wrote must parse, unknown keys are reported as the
+// rest of the file's are, and files and images are read from disk.
 
-var messageKeys = []string{"role", "content", "input", "name", "tool_call_id", "tool_calls", "id", "metadata"}
-
-// messages reads a list of messages; role is the role of a bare string.
-// AgentV's conversation-mode proposal, which examples/travel copies, writes
-// a system prompt as [{role: system}, {input: "..."}]. So that such suites
-// load unchanged, a role-only entry followed by an entry with only input or
-// content is read as one message.
+// messages reads a list of messages; a bare string is a user message.
+// A system prompt may be written in two entries, [{role: system},
+// {input: "..."}]: a role-only entry followed by an entry with only input
+// or content is read as one message.
 func (d *decoder) messages(n *yaml.Node, what string) agenteval.Conversation {
 	return d.messagesAs(n, what, agenteval.RoleUser)
 }
@@ -53,11 +58,10 @@ func (d *decoder) messagesAs(n *yaml.Node, what string, role agenteval.Role) age
 			// Structured content: an object the agent gets as JSON.
 			return agenteval.Conversation{{Role: role, Content: d.jsonText(rn)}}
 		}
-		ms, roleOnly := d.message(rn, what, role)
-		if roleOnly {
+		if roleOnly(rn) {
 			d.fail(rn, "%s: a message with a role needs content", what)
 		}
-		return ms
+		return d.message(rn, what, role)
 	case yaml.SequenceNode:
 	default:
 		d.fail(n, "%s must be text or a list of messages, not %s", what, kindName(n))
@@ -76,20 +80,16 @@ func (d *decoder) messagesAs(n *yaml.Node, what string, role agenteval.Role) age
 			d.warn(it, "%s: this entry is not a message (it has no role, content or input) and is ignored", what)
 			continue
 		}
-		ms, roleOnly := d.message(it, what, "")
-		if pendingRole && len(ms) == 1 && ms[0].Role == "" {
+		ms := d.message(it, what, role)
+		if pendingRole && !hasKey(it, "role") && len(ms) == 1 {
+			// The text of the role-only entry before it.
 			out[len(out)-1].Content = ms[0].Content
 			out[len(out)-1].Parts = ms[0].Parts
 			pendingRole = false
 			continue
 		}
-		for i := range ms {
-			if ms[i].Role == "" {
-				ms[i].Role = role
-			}
-		}
 		out = append(out, ms...)
-		pendingRole = roleOnly
+		pendingRole = roleOnly(it)
 	}
 	if pendingRole {
 		d.fail(rn.Content[len(rn.Content)-1], "%s: a message with a role needs content", what)
@@ -109,154 +109,117 @@ func isMessage(n *yaml.Node) bool {
 	return false
 }
 
-// message reads one {role, content} mapping: the message, followed by
-// the tool messages its calls' outputs make. roleOnly reports a mapping
-// with a role and nothing else, the first half of a split message.
-func (d *decoder) message(n *yaml.Node, what string, role agenteval.Role) (out agenteval.Conversation, roleOnly bool) {
-	m := agenteval.Message{Role: role}
-	hasContent := false
-	var results agenteval.Conversation
-	explicitRole := false
-	for _, f := range d.fields(n, "a message", messageKeys) {
-		switch f.key {
-		case "role":
-			r := d.str(f.value, "role")
-			rl, ok := agenteval.ParseRole(r)
-			if !ok {
-				d.fail(f.value, "unknown role %q; use system, user, assistant or tool", r)
-			}
-			m.Role, explicitRole = rl, true
-		case "content", "input":
-			m.Content, m.Parts = d.content(f.value, what)
-			hasContent = true
-		case "name":
-			m.Name = d.str(f.value, "name")
-		case "tool_call_id":
-			m.ToolCallID = d.str(f.value, "tool_call_id")
-		case "tool_calls":
-			m.ToolCalls, results = d.toolCalls(f.value)
-			hasContent = true
-		case "metadata":
-			if v, ok := d.value(f.value).(map[string]any); ok {
-				m.Metadata = v
-			}
-		}
-	}
-	if len(m.ToolCalls) > 0 && m.Role != agenteval.RoleAssistant && explicitRole {
-		d.fail(n, "%s: only an assistant message can have tool_calls", what)
-	}
-	return append(agenteval.Conversation{m}, results...), explicitRole && !hasContent
+// roleOnly says whether a message mapping has a role and nothing it could
+// say: the first entry of the two-entry form of messages.
+func roleOnly(n *yaml.Node) bool {
+	return hasKey(n, "role") && !hasKey(n, "content") && !hasKey(n, "input") && !hasKey(n, "tool_calls") && !hasKey(n, "function_call")
 }
 
-// content reads a message's content: text, an object (as JSON), or a
-// list of content blocks.
-func (d *decoder) content(n *yaml.Node, what string) (string, []agenteval.Part) {
-	rn := resolve(n)
-	if rn == nil || isNull(rn) {
-		return "", nil
+func hasKey(n *yaml.Node, key string) bool {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return false
 	}
-	switch rn.Kind {
-	case yaml.ScalarNode:
-		return d.str(rn, what), nil
-	case yaml.MappingNode:
-		if blockType(rn) != "" {
-			return d.blocks([]*yaml.Node{rn}, what)
-		}
-		return d.jsonText(rn), nil
-	case yaml.SequenceNode:
-		return d.blocks(rn.Content, what)
-	}
-	d.fail(n, "%s: content must be text, an object or a list of content blocks, not %s", what, kindName(n))
-	return "", nil
-}
-
-func blockType(n *yaml.Node) string {
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "type" {
-			return n.Content[i+1].Value
+		if n.Content[i].Value == key {
+			return true
 		}
 	}
-	return ""
+	return false
 }
 
-// blocks reads content blocks into the message's text and parts.
+// message reads one message: the message, followed by the tool messages
+// its calls' outputs make. A message without a role takes role.
+func (d *decoder) message(n *yaml.Node, what string, role agenteval.Role) agenteval.Conversation {
+	md := d.messageDecoder(n, role)
+	ms := md.Message(nil, d.jsonValue(n))
+	d.report(n, what, md.Problems)
+	return ms
+}
+
+// blocks reads content blocks into text and parts, as a message's content.
 func (d *decoder) blocks(items []*yaml.Node, what string) (string, []agenteval.Part) {
-	var texts []string
-	var parts []agenteval.Part
-	files := false
-	for _, item := range items {
-		it := resolve(item)
-		if it != nil && it.Kind == yaml.ScalarNode {
-			if s := d.str(it, what); s != "" {
-				texts = append(texts, s)
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: items}
+	if len(items) > 0 {
+		n.Line, n.Column = items[0].Line, items[0].Column
+	}
+	md := d.messageDecoder(n, agenteval.RoleUser)
+	c := md.Content(nil, d.jsonValue(n))
+	d.report(n, what, md.Problems)
+	return c.Text, c.Parts
+}
+
+// messageDecoder is the message decoder as an eval file needs it, for
+// values read from n: paths in its reports are below n.
+func (d *decoder) messageDecoder(n *yaml.Node, role agenteval.Role) *messages.Decoder {
+	return &messages.Decoder{Options: messages.Options{
+		StrictArgs:  true,
+		DefaultRole: role,
+		UnknownKey: func(p jsonpos.Path, what string, known []string) {
+			k, _ := p[len(p)-1].(jsonpos.KeyName)
+			key := string(k)
+			if strings.HasPrefix(key, "x-") {
+				return // an extension key, as everywhere in the file
 			}
-			continue
-		}
-		var typ, value string
-		var valueN *yaml.Node
-		for _, f := range d.fields(it, "a content block", []string{"type", "value", "text", "path", "media_type", "url", "source"}) {
-			switch f.key {
-			case "type":
-				typ = d.str(f.value, "type")
-			case "value", "text", "path", "url", "source":
-				if valueN == nil {
-					valueN = f.value
-					value = d.str(f.value, f.key)
-				}
+			hint := ""
+			if near := suggest.Closest(key, known); near != "" {
+				hint = fmt.Sprintf("; did you mean %q?", near)
+			} else if !d.lenient {
+				hint = "; known keys: " + strings.Join(known, ", ")
 			}
-		}
-		switch typ {
-		case "text", "input_text":
-			texts = append(texts, value)
-		case "file":
-			if text, abs, ok := d.readBlock(valueN, value, what); ok {
-				files = true
-				texts = append(texts, fmt.Sprintf("<file path=%q>\n%s\n</file>", value, strings.TrimSpace(text)))
-				parts = append(parts, agenteval.Part{Type: "file", Path: abs})
+			if d.lenient {
+				d.warn(nodeAt(n, p), "unknown key %q in %s is ignored%s", key, what, hint)
+			} else {
+				d.fail(nodeAt(n, p), "unknown key %q in %s%s", key, what, hint)
 			}
-		case "image", "image_url", "input_image":
-			if p, ok := d.image(valueN, value); ok {
-				parts = append(parts, p)
+		},
+		Attach: func(p jsonpos.Path, kind, ref string) (string, agenteval.Part, bool) {
+			at := nodeAt(n, p)
+			if kind == "image" {
+				part, ok := d.image(at, ref)
+				return "", part, ok
 			}
-		case "":
-			d.fail(it, "%s: a content block needs type: text, file or image", what)
-		default:
-			d.warn(it, "%s: content block type %q is not one agenteval sends (text, file, image); it is left out", what, typ)
+			text, abs, ok := d.readBlock(at, ref)
+			if !ok {
+				return "", agenteval.Part{}, false
+			}
+			return fmt.Sprintf("<file path=%q>\n%s\n</file>", ref, strings.TrimSpace(text)), agenteval.Part{Type: "file", Path: abs}, true
+		},
+		KeyOrder: func(p jsonpos.Path) map[string][]string {
+			return keyOrderOf(nodeAt(n, p))
+		},
+	}}
+}
+
+// report files what the message decoder found, each at its node below n.
+func (d *decoder) report(n *yaml.Node, what string, ps []messages.Problem) {
+	for _, p := range ps {
+		if p.Warning {
+			d.warn(nodeAt(n, p.Path), "%s: %s", what, p.Msg)
+		} else {
+			d.fail(nodeAt(n, p.Path), "%s: %s", what, p.Msg)
 		}
 	}
-	sep := " "
-	if files {
-		sep = "\n\n"
-	}
-	return strings.Join(texts, sep), parts
 }
 
 // readBlock reads the file a content block names. A file that is not
 // there is a warning, as in AgentV: the block is left out.
-func (d *decoder) readBlock(n *yaml.Node, path, what string) (string, string, bool) {
-	if path == "" {
-		d.fail(n, "%s: a file block needs value: the file's path", what)
-		return "", "", false
-	}
+func (d *decoder) readBlock(n *yaml.Node, path string) (string, string, bool) {
 	p, tried := d.findFile(path)
 	if p == "" {
-		d.warn(n, "%s: file %s is not there (looked in %s); the block is left out", what, path, strings.Join(tried, ", "))
+		d.warn(n, "file %s is not there (looked in %s); the block is left out", path, strings.Join(tried, ", "))
 		return "", "", false
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
-		d.warn(n, "%s: cannot read file %s: %v; the block is left out", what, path, err)
+		d.warn(n, "cannot read file %s: %v; the block is left out", path, err)
 		return "", "", false
 	}
 	return strings.ReplaceAll(string(b), "\r\n", "\n"), p, true
 }
 
-// image reads an image block into a part: a local file becomes a data URL;
-// a URL stays a URL.
+// image reads an image block's file into a part, as a data URL.
 func (d *decoder) image(n *yaml.Node, path string) (agenteval.Part, bool) {
-	if strings.HasPrefix(path, "data:") || strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
-		return agenteval.Part{Type: "image", URL: path}, true
-	}
 	p, tried := d.findFile(path)
 	if p == "" {
 		d.warn(n, "image %s is not there (looked in %s); the block is left out", path, strings.Join(tried, ", "))
@@ -275,79 +238,147 @@ func (d *decoder) image(n *yaml.Node, path string) (agenteval.Part, bool) {
 	return agenteval.Part{Type: "image", MediaType: mt, Path: path, URL: "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(b)}, true
 }
 
-// toolCalls reads the tool calls of an input message, and the tool
-// messages their outputs make.
-func (d *decoder) toolCalls(n *yaml.Node) ([]agenteval.ToolCall, agenteval.Conversation) {
-	rn := resolve(n)
-	if rn == nil || isNull(rn) {
-		return nil, nil
+// jsonValue decodes a node into the values JSON decodes to, as the message
+// decoder reads them: numbers as json.Number, written as they are (1.50
+// stays 1.50), so that a message reads the same from YAML as from JSON.
+// Strings are interpolated from the environment, as d.value does.
+func (d *decoder) jsonValue(n *yaml.Node) any {
+	n = resolve(n)
+	if n == nil {
+		return nil
 	}
-	if rn.Kind != yaml.SequenceNode {
-		d.fail(n, "tool_calls must be a list of {tool, input} calls, not %s", kindName(n))
-		return nil, nil
-	}
-	var calls []agenteval.ToolCall
-	var results agenteval.Conversation
-	for i, item := range rn.Content {
-		c := agenteval.ToolCall{}
-		var output any
-		hasOutput := false
-		for _, f := range d.fields(item, "a tool call", []string{"tool", "name", "input", "args", "arguments", "id", "output", "function", "type", "duration_ms", "timestamp"}) {
-			switch f.key {
-			case "tool", "name":
-				c.Name = d.str(f.value, f.key)
-			case "input", "args", "arguments":
-				c.Args, c.RawArgs = d.callArgs(f.value)
-			case "function":
-				for _, ff := range d.fields(f.value, "a tool call's function", []string{"name", "arguments"}) {
-					switch ff.key {
-					case "name":
-						c.Name = d.str(ff.value, "function.name")
-					case "arguments":
-						c.Args, c.RawArgs = d.callArgs(ff.value)
-					}
-				}
-			case "id":
-				c.ID = d.str(f.value, "id")
-			case "output":
-				output, hasOutput = d.value(f.value), true
-			case "duration_ms":
-				if v, ok := d.number(f.value, "duration_ms"); ok {
-					c.DurationMS = v
-				}
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := map[string]any{}
+		for _, f := range d.fields(n, "this mapping", nil) {
+			m[f.key] = d.jsonValue(f.value)
+		}
+		return m
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, it := range n.Content {
+			out = append(out, d.jsonValue(it))
+		}
+		return out
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!int", "!!float":
+			if json.Valid([]byte(n.Value)) {
+				return json.Number(n.Value)
 			}
-		}
-		if c.Name == "" {
-			d.fail(item, "tool call %d needs tool: the tool's name", i+1)
-		}
-		if c.ID == "" && hasOutput {
-			c.ID = fmt.Sprintf("call_%d", i+1)
-		}
-		calls = append(calls, c)
-		if hasOutput {
-			results = append(results, agenteval.Message{Role: agenteval.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: varString(output)})
+			// 0x1F, 042, .inf: YAML numbers JSON has no literal for; their
+			// text loses nothing.
+			return n.Value
 		}
 	}
-	return calls, results
+	return d.value(n)
 }
 
-// callArgs reads a call's arguments: an object, or its JSON text.
-func (d *decoder) callArgs(n *yaml.Node) (map[string]any, string) {
-	switch v := d.value(n).(type) {
-	case map[string]any:
-		return v, ""
-	case nil:
-		return map[string]any{}, ""
-	case string:
-		var m map[string]any
-		if err := json.Unmarshal([]byte(v), &m); err == nil {
-			return m, ""
+// nodeAt is the node at path p below n: a key's node for a final
+// jsonpos.KeyName, else the value's. Where p leads nowhere, it stops at the
+// deepest node found, so that a report still points near its cause.
+func nodeAt(n *yaml.Node, p jsonpos.Path) *yaml.Node {
+	cur := resolve(n)
+	for _, e := range p {
+		if cur == nil {
+			return n
 		}
-		return nil, v
-	default:
-		d.fail(n, "a tool call's arguments must be an object")
-		return nil, ""
+		switch k := e.(type) {
+		case string:
+			_, v := mapEntry(cur, k)
+			if v == nil {
+				return cur
+			}
+			cur = resolve(v)
+		case jsonpos.KeyName:
+			key, _ := mapEntry(cur, string(k))
+			if key == nil {
+				return cur
+			}
+			return key
+		case int:
+			if cur.Kind != yaml.SequenceNode || k < 0 || k >= len(cur.Content) {
+				return cur
+			}
+			cur = resolve(cur.Content[k])
+		}
 	}
+	if cur == nil {
+		return n
+	}
+	return cur
+}
+
+// mapEntry finds key in a mapping, its own keys first and then those it
+// merges (<<), as YAML's merge rule has it.
+func mapEntry(n *yaml.Node, key string) (k, v *yaml.Node) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	var merged []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn := n.Content[i]
+		if kn.Value == "<<" && kn.Tag != "!!str" {
+			merged = append(merged, n.Content[i+1])
+			continue
+		}
+		if kn.Value == key {
+			return kn, n.Content[i+1]
+		}
+	}
+	for _, m := range merged {
+		m = resolve(m)
+		if m != nil && m.Kind == yaml.SequenceNode {
+			for _, it := range m.Content {
+				if k, v := mapEntry(resolve(it), key); k != nil {
+					return k, v
+				}
+			}
+			continue
+		}
+		if k, v := mapEntry(m, key); k != nil {
+			return k, v
+		}
+	}
+	return nil, nil
+}
+
+// keyOrderOf is agenteval.KeyOrderOf for arguments written in YAML: the
+// written order of the keys of each mapping nested in n, for mappings of
+// two keys or more.
+func keyOrderOf(n *yaml.Node) map[string][]string {
+	out := map[string][]string{}
+	var walk func(n *yaml.Node, path string, top bool)
+	walk = func(n *yaml.Node, path string, top bool) {
+		n = resolve(n)
+		if n == nil {
+			return
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			var keys []string
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i].Value
+				if k == "<<" && n.Content[i].Tag != "!!str" {
+					continue // merged keys have no written place here
+				}
+				keys = append(keys, k)
+				walk(n.Content[i+1], agenteval.ChildPointer(path, k), false)
+			}
+			if !top && len(keys) > 1 {
+				out[path] = keys
+			}
+		case yaml.SequenceNode:
+			for i, it := range n.Content {
+				walk(it, agenteval.ChildPointer(path, i), false)
+			}
+		}
+	}
+	walk(n, "", true)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // jsonText renders structured content as indented JSON, as AgentV shows

@@ -1,0 +1,108 @@
+package suite
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agenteval/agenteval"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestMessageProblemsAtTheirPlace: what the message decoder finds in an
+// eval file is reported at the YAML node it is about, in block and flow
+// style alike, after the field it belongs to.
+func TestMessageProblemsAtTheirPlace(t *testing.T) {
+	_, err := parse(t, `
+tests:
+  - id: a
+    criteria: c
+    input:
+      - role: robot
+        content: hi
+      - role: assistant
+        tool_calls:
+          - {tool: book, input: "{\"time\": 8", id: c1}
+          - name: search
+            arguements: {q: x}
+      - {role: user, content: [{type: text, value: a}, {value: b}]}
+    expected_output:
+      - {role: assistant, tool_calls: [{input: {}}]}
+`, Options{JudgeAvailable: true, Strict: true})
+	var got []string
+	for _, e := range unjoin(err) {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		`evals.yaml:5:15: input: unknown role "robot"; use user, assistant, tool or system`,
+		`evals.yaml:9:33: input: arguments string is not valid JSON; write the arguments as a JSON object`,
+		`evals.yaml:11:13: unknown key "arguements" in a tool call is ignored; did you mean "arguments"?`,
+		`evals.yaml:12:56: input: a content block needs a type: text, image or file`,
+		`evals.yaml:14:40: expected_output: tool call has no name; give "name" (or function.name)`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+// TestMessagesReadAsEverywhere: an eval file's messages take the forms a
+// dataset's and a trace's do (role names, Ragas's type, OpenAI's calls),
+// with numbers kept as written, and a message without a role takes the
+// role of its place, or the assistant's when it makes calls.
+func TestMessagesReadAsEverywhere(t *testing.T) {
+	s, err := parse(t, `
+tests:
+  - id: a
+    criteria: c
+    input:
+      - {type: human, content: "Book for 2"}
+      - role: model
+        tool_calls:
+          - {id: c1, type: function, function: {name: book, arguments: '{"party": 2, "at": {"h": 20, "m": 0}}'}}
+      - {role: tool, tool_call_id: c1, content: booked}
+      - tool_calls: [{tool: pay, input: {amount: 12.50, card: {last4: "4242", exp: "01/30"}}}]
+      - content: thanks
+`, Options{JudgeAvailable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := agenteval.Conversation{
+		{Role: agenteval.RoleUser, Content: "Book for 2"},
+		{Role: agenteval.RoleAssistant, ToolCalls: []agenteval.ToolCall{{ID: "c1", Name: "book",
+			Args:     map[string]any{"party": json.Number("2"), "at": map[string]any{"h": json.Number("20"), "m": json.Number("0")}},
+			KeyOrder: map[string][]string{"/at": {"h", "m"}}}}},
+		{Role: agenteval.RoleTool, ToolCallID: "c1", Content: "booked"},
+		{Role: agenteval.RoleAssistant, ToolCalls: []agenteval.ToolCall{{Name: "pay",
+			Args:     map[string]any{"amount": json.Number("12.50"), "card": map[string]any{"last4": "4242", "exp": "01/30"}},
+			KeyOrder: map[string][]string{"/card": {"last4", "exp"}}}}},
+		{Role: agenteval.RoleUser, Content: "thanks"},
+	}
+	if diff := cmp.Diff(want, s.Tests[0].Input); diff != "" {
+		t.Errorf("input (-want +got):\n%s", diff)
+	}
+	if len(s.Warnings) > 0 {
+		t.Errorf("warnings: %v", s.Warnings)
+	}
+}
+
+// TestTwoEntryMessageStillOne: a role-only entry followed by its text is
+// one message; a role-only entry at the end is an error.
+func TestTwoEntryMessageStillOne(t *testing.T) {
+	s, err := parse(t, `
+tests:
+  - id: a
+    criteria: c
+    input: [{role: system}, {input: Be brief.}, {content: hi}]
+`, Options{JudgeAvailable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := agenteval.Conversation{{Role: agenteval.RoleSystem, Content: "Be brief."}, {Role: agenteval.RoleUser, Content: "hi"}}
+	if diff := cmp.Diff(want, s.Tests[0].Input); diff != "" {
+		t.Errorf("input (-want +got):\n%s", diff)
+	}
+	_, err = parse(t, "tests:\n  - id: a\n    criteria: c\n    input: [{content: hi}, {role: system}]\n", Options{JudgeAvailable: true})
+	if err == nil || !strings.Contains(err.Error(), "evals.yaml:4:28: input: a message with a role needs content") {
+		t.Errorf("err = %v", err)
+	}
+}
