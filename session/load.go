@@ -43,6 +43,12 @@ func Load(opt Options, paths ...string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opt.Root == "" && len(files) > 0 {
+		opt.Root = RootOf(files[0])
+	}
+	if opt.Models.Root == "" {
+		opt.Models.Root = opt.Root
+	}
 	// The reply cache is shared by every copy of the model settings made
 	// below, so its counts cover the whole session.
 	opt.Models.store()
@@ -107,6 +113,20 @@ func Load(opt Options, paths ...string) (*Session, error) {
 		return nil, configErr("no eval file has the tag %s", strings.Join(opt.Tags, " or "))
 	}
 	return s, nil
+}
+
+// RootOf is the root of the project a file or folder belongs to: the
+// folder of the nearest agenteval.yaml at or above it, else the root of
+// its git work tree, else the working directory's project.
+func RootOf(path string) string {
+	if path == "" || path == "-" {
+		return project.Here()
+	}
+	root, err := project.Root(path)
+	if err != nil {
+		return project.Here()
+	}
+	return root
 }
 
 // projectFiles reads each project file once, however many eval files it

@@ -43,8 +43,10 @@ type Models struct {
 	// NoCache neither reads nor writes the cache of judge and simulated-user
 	// replies.
 	NoCache bool
-	// Cache holds those replies; nil means the project's cache folder.
+	// Cache holds those replies; nil means the cache folder of the project
+	// at Root ("" means the working directory's project).
 	Cache *cache.Store
+	Root  string
 	// FakeURL, when set, is a fake OpenAI-compatible server that every
 	// model opened stands for, whatever provider it names (a dry run).
 	FakeURL string
@@ -58,11 +60,16 @@ type Models struct {
 	prices *provider.PriceTable
 }
 
-// store is the reply cache, created on first use; copies of Models made
-// after that share it, so its counts cover them all.
+// store is the reply cache, created on first use under Root (or the
+// working directory's project); copies of Models made after that share
+// it, so its counts cover them all.
 func (m *Models) store() *cache.Store {
 	if m.Cache == nil {
-		m.Cache = &cache.Store{Dir: cache.Dir(project.Here())}
+		root := m.Root
+		if root == "" {
+			root = project.Here()
+		}
+		m.Cache = &cache.Store{Dir: cache.Dir(root)}
 	}
 	return m.Cache
 }

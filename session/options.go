@@ -18,6 +18,11 @@ type Options struct {
 	// Config is the project file; "" means the nearest agenteval.yaml at
 	// or above each eval file.
 	Config string
+	// Root is the project's root, where the store, the reply cache and .env
+	// live: "" means the root of the first eval file (the folder of the
+	// nearest agenteval.yaml, else its git work tree, else the working
+	// directory), so a run finds its project from any working directory.
+	Root string
 	// NoExec refuses every program an eval or project file names
 	// (command targets, script graders).
 	NoExec bool

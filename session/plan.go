@@ -175,7 +175,7 @@ func (s *Session) header(p *Plan) (*results.Header, error) {
 	if command == "" {
 		command = "run"
 	}
-	h := NewHeader(command, opt.Version)
+	h := NewHeader(command, opt.Version, opt.Root)
 	if opt.RunID != "" {
 		if !validRunID(opt.RunID) {
 			return nil, configErr("--run-id %q: use 1 to 64 letters, digits, '.', '_' or '-'", opt.RunID)

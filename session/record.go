@@ -18,11 +18,15 @@ import (
 )
 
 // NewHeader starts the header of a run: its id, the command and agenteval
-// version that wrote it, the time, and the project's commit.
-func NewHeader(command, version string) *results.Header {
+// version that wrote it, the time, and the commit of the project at root
+// ("" means the working directory's).
+func NewHeader(command, version, root string) *results.Header {
+	if root == "" {
+		root = project.Here()
+	}
 	h := &results.Header{Record: results.RecordRun, RunID: results.NewRunID(), AgentevalVersion: version,
 		Started: time.Now().UTC().Truncate(time.Millisecond), Command: command}
-	if g := project.GitState(project.Here()); g != nil {
+	if g := project.GitState(root); g != nil {
 		h.Git = &results.Git{Commit: g.Commit, Dirty: g.Dirty}
 	}
 	return h
@@ -229,7 +233,7 @@ func startRecording(opt *Options) (*recording, error) {
 	if opt.NoStore {
 		return nil, nil
 	}
-	db, w, err := openStore(opt.Store)
+	db, w, err := openStore(opt.Store, opt.Root)
 	if err != nil {
 		if w.From != "" {
 			return nil, configErr("the run store %s (from %s) cannot be opened: %v\n(--no-store runs without it)", w.Name(), w.From, err)

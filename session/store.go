@@ -18,6 +18,8 @@ type StoreRef struct {
 	Spec string
 	// From says who chose it, for messages; "" for the project's default.
 	From string
+	// root is the project whose default store this is, when it is.
+	root string
 }
 
 // IsURL says whether the store is a server's (a URL a backend claims),
@@ -36,16 +38,21 @@ func (w StoreRef) Name() string {
 }
 
 // ChooseStore says which store commands use: flag (--store), else
-// AGENTEVAL_STORE, else the project file's store:, else the project's
-// SQLite file.
-func ChooseStore(flag string) (StoreRef, error) {
+// AGENTEVAL_STORE, else the store: of the project file at root, else the
+// project's own SQLite file under root. root is the project's root (see
+// project.Root): the eval files' for a run, the working directory's for
+// the commands that read the history; "" means the working directory's.
+func ChooseStore(flag, root string) (StoreRef, error) {
+	if root == "" {
+		root = project.Here()
+	}
 	if flag != "" {
 		return checked(StoreRef{Spec: flag, From: "--store"})
 	}
 	if v := os.Getenv("AGENTEVAL_STORE"); v != "" {
 		return checked(StoreRef{Spec: v, From: "AGENTEVAL_STORE"})
 	}
-	if p, err := project.Find("."); err == nil && p != "" {
+	if p := filepath.Join(root, project.FileName); fileExists(p) {
 		cfg, err := project.Load(p, suite.Options{})
 		if err != nil {
 			return StoreRef{}, fmt.Errorf("the project file says where runs are stored: %w", err)
@@ -58,7 +65,12 @@ func ChooseStore(flag string) (StoreRef, error) {
 			return checked(w)
 		}
 	}
-	return StoreRef{Spec: project.StorePath(project.Here())}, nil
+	return StoreRef{Spec: project.StorePath(root), root: root}, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 // checked refuses what is neither a postgres:// URL nor a plausible path.
@@ -99,8 +111,8 @@ func (w StoreRef) Open(readOnly bool) (store.Store, error) {
 		if _, err := os.Stat(w.Spec); errors.Is(err, os.ErrNotExist) {
 			return nil, noRuns(fmt.Sprintf("no runs are stored in %s yet: agenteval run records every run there (or give a results JSONL file)", w.Spec))
 		}
-	} else if w.From == "" {
-		if err := project.EnsureStateDir(project.Here()); err != nil {
+	} else if w.From == "" && w.root != "" {
+		if err := project.EnsureStateDir(w.root); err != nil {
 			return nil, err
 		}
 	}
@@ -108,8 +120,8 @@ func (w StoreRef) Open(readOnly bool) (store.Store, error) {
 }
 
 // openStore opens the store the options chose, to record runs.
-func openStore(flag string) (store.Store, StoreRef, error) {
-	w, err := ChooseStore(flag)
+func openStore(flag, root string) (store.Store, StoreRef, error) {
+	w, err := ChooseStore(flag, root)
 	if err != nil {
 		return nil, w, err
 	}

@@ -47,7 +47,7 @@ func (h *history) open() (store.Store, error) {
 		return h.db, h.err
 	}
 	h.opened = true
-	w, err := session.ChooseStore(h.e.storeFlag)
+	w, err := session.ChooseStore(h.e.storeFlag, "")
 	if err != nil {
 		h.err = err
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"github.com/agenteval/agenteval/cache"
 	"github.com/agenteval/agenteval/internal/words"
 	"github.com/agenteval/agenteval/judge"
-	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/session"
 	"github.com/spf13/pflag"
 )
@@ -22,9 +21,6 @@ type judgeFlags struct {
 
 func (f *judgeFlags) add(fl *pflag.FlagSet) {
 	m := &f.models
-	// One store for every model the command opens; copies of the
-	// settings share it, so its counts cover the whole command.
-	m.Cache = &cache.Store{Dir: cache.Dir(project.Here())}
 	fl.StringVar(&m.Judge, "judge", "", "judge model as provider:model, e.g. openai:gpt-4o-mini (default $AGENTEVAL_JUDGE)")
 	fl.BoolVar(&m.NoCache, "no-cache", false, "do not read or write the cache of judge and simulated-user replies ("+cache.DefaultDir+" in the project root)")
 	fl.DurationVar(&m.Timeout, "timeout", 60*time.Second, "time limit for each model call attempt")

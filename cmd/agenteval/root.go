@@ -66,14 +66,10 @@ func runExit(s results.Summary) int {
 	return exitOK
 }
 
-// loadEnvFile reads --env-file, or the project root's .env when there is
-// one. Its secrets are redacted like the environment's.
-func loadEnvFile(path string) error {
+// loadEnvFile reads --env-file, or the .env of the project at root when
+// there is one. Its secrets are redacted like the environment's.
+func loadEnvFile(path, root string) error {
 	if path == "" {
-		root, err := project.Root(".")
-		if err != nil {
-			return nil
-		}
 		path = filepath.Join(root, ".env")
 		if _, err := os.Stat(path); err != nil {
 			return nil
@@ -84,6 +80,20 @@ func loadEnvFile(path string) error {
 	}
 	redact.Reload()
 	return nil
+}
+
+// commandRoot is the project a command works in: for the commands that
+// read eval or data files, the first file's (so that agenteval run
+// myproject/evals from elsewhere uses myproject's .env, store and cache);
+// for the others, the working directory's.
+func commandRoot(cmd *cobra.Command, args []string) string {
+	switch cmd.Name() {
+	case "run", "score", "validate":
+		if len(args) > 0 {
+			return session.RootOf(args[0])
+		}
+	}
+	return project.Here()
 }
 
 // cliErr gives a session's problems their exit code: 2 for a
@@ -187,13 +197,13 @@ Shell completion: agenteval completion bash|zsh|fish|powershell --help.`,
 	var envFile string
 	root.PersistentFlags().StringVar(&e.storeFlag, "store", "", "where runs are recorded and read: a postgres:// URL (shared by machines) or a SQLite file (default $AGENTEVAL_STORE, else store: in agenteval.yaml, else .agenteval/agenteval.db)")
 	root.PersistentFlags().StringVar(&envFile, "env-file", "", "read environment variables from this file (default: .env in the project root, if there is one); real ones win")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if e.noExec {
 			proc.Refuse("--no-exec")
 		} else {
 			proc.Refuse("")
 		}
-		return loadEnvFile(envFile)
+		return loadEnvFile(envFile, commandRoot(cmd, args))
 	}
 	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newImportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e), newCacheCmd(e), newInitCmd(e),
 		newMergeCmd(e), newRunsCmd(e), newShowCmd(e), newTagCmd(e), newCompareCmd(e), newReportCmd(e), newViewCmd(e))

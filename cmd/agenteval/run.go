@@ -236,7 +236,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
-	f.judge.models.ReportCache(e.stderr)
+	s.Options().Models.ReportCache(e.stderr)
 	return f.exit(ctx, e, out, runErr)
 }
 

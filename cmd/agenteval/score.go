@@ -208,6 +208,10 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 			return cliErr(err)
 		}
 	}
+	// The dataset's project holds the reply cache and the store, whatever
+	// the working directory.
+	root := session.RootOf(path)
+	f.judge.models.Root = root
 	metrics, names, err := buildMetrics(f.metrics, f.criteria, f.threshold, &f.judge)
 	if err != nil {
 		return err
@@ -226,7 +230,7 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	defer src.Close()
 	src.MaxRowBytes = e.maxRow
 
-	sink, err := f.sink(e, path, format, names)
+	sink, err := f.sink(e, path, root, format, names)
 	if err != nil {
 		return err
 	}
@@ -300,8 +304,8 @@ func needsJudge(flags, criteria []string) bool {
 
 // sink opens where the scores go, with the run header of a scoring: the
 // results file or stdout, the table on a terminal, OTel export, the store.
-func (f *scoreFlags) sink(e *env, path, format string, names []string) (*session.Sink, error) {
-	opt := session.Options{Output: f.output, NoStore: f.noStore, Store: e.storeFlag, Log: e.stderr, Quiet: f.quiet}
+func (f *scoreFlags) sink(e *env, path, root, format string, names []string) (*session.Sink, error) {
+	opt := session.Options{Output: f.output, NoStore: f.noStore, Store: e.storeFlag, Root: root, Log: e.stderr, Quiet: f.quiet}
 	if ow, err := f.otel.writer(e.stderr); err != nil {
 		return nil, err
 	} else if ow != nil {
@@ -312,7 +316,7 @@ func (f *scoreFlags) sink(e *env, path, format string, names []string) (*session
 	} else if e.stdoutTTY {
 		opt.Writers = append(opt.Writers, newWriter("table", e.stdout, names, e.color))
 	}
-	hdr := session.NewHeader("score", shortVersion())
+	hdr := session.NewHeader("score", shortVersion(), root)
 	sf, err := session.SuiteFile(path, "")
 	if err != nil {
 		return nil, usageErr("%v", err)

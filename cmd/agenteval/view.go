@@ -41,7 +41,7 @@ func runView(ctx context.Context, e *env, host string, port int) error {
 	if port < 0 || port > 65535 {
 		return usageErr("--port %d is not a port number", port)
 	}
-	w, err := session.ChooseStore(e.storeFlag)
+	w, err := session.ChooseStore(e.storeFlag, "")
 	if err != nil {
 		return usageErr("%v", err)
 	}
