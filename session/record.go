@@ -94,6 +94,21 @@ func resumeProblems(old, cur *results.Header) []string {
 	if old.Target != cur.Target {
 		problems = append(problems, fmt.Sprintf("its target was %q, this run's is %q", old.Target, cur.Target))
 	}
+	// The settings that change what a result means: pass@k over trials
+	// of different counts, or verdicts of different judges or pass marks,
+	// would be mixed in one run.
+	if old.Trials != cur.Trials {
+		problems = append(problems, fmt.Sprintf("it was run with --trials %s, this run with %s", setting(old.Trials), setting(cur.Trials)))
+	}
+	if old.Judge != cur.Judge {
+		problems = append(problems, fmt.Sprintf("its judge was %s, this run's is %s", quoted(old.Judge), quoted(cur.Judge)))
+	}
+	if old.Simulator != cur.Simulator {
+		problems = append(problems, fmt.Sprintf("its simulated users were played by %s, this run's by %s", quoted(old.Simulator), quoted(cur.Simulator)))
+	}
+	if o, c := old.Threshold, cur.Threshold; (o == nil) != (c == nil) || (o != nil && *o != *c) {
+		problems = append(problems, fmt.Sprintf("its --threshold was %s, this run's is %s", threshold(o), threshold(c)))
+	}
 	oldHash := map[string]results.SuiteFile{}
 	for _, s := range old.Suites {
 		oldHash[s.SHA256] = s
@@ -112,6 +127,27 @@ func resumeProblems(old, cur *results.Header) []string {
 		problems = append(problems, what)
 	}
 	return problems
+}
+
+func setting(n int) string {
+	if n == 0 {
+		return "the suite's"
+	}
+	return fmt.Sprint(n)
+}
+
+func quoted(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func threshold(t *float64) string {
+	if t == nil {
+		return "the suite's"
+	}
+	return fmt.Sprint(*t)
 }
 
 // resumed is what a results file holds for --resume.

@@ -113,10 +113,14 @@ func (o *Options) startRerun(flag, path string, hdr *results.Header) (*resumed, 
 		return nil, configErr("%s: %v", flag, err)
 	}
 	if old := r.header; old != nil {
-		// The kept results were graded by the suites as they were then:
-		// say so when they have changed, but carry on, since changing the
-		// suite is often the fix.
+		// The kept results were graded by the suites and settings as they
+		// were then: carrying them into a run that differs would mix two
+		// runs in one summary. --force does it anyway (when the change is
+		// the fix for the failing tests), and says so.
 		if p := resumeProblems(old, hdr); len(p) > 0 {
+			if !o.Force {
+				return nil, configErr("%s %s: %s.\nThe results carried over would be from a different run. Run the whole suite again, or pass --force to carry them over anyway", flag, path, strings.Join(p, "; "))
+			}
 			o.notef("agenteval: warning: %s %s: %s; the results carried over are from that run\n", flag, path, strings.Join(p, "; "))
 		}
 	}
