@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/grade"
+	"github.com/agenteval/agenteval/internal/suggest"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -417,27 +419,43 @@ func (d *decoder) translate(a *agenteval.AssertionSpec, typ string, p, config ma
 	d.dropUnknown(a, p, keys)
 }
 
+// commonSettings are the settings every assertion takes, read before its
+// grader's own.
+var commonSettings = []string{"type", "name", "metric", "id", "weight", "required", "min_score", "negate", "threshold"}
+
 // dropUnknown warns about settings the grader does not take, and leaves
-// them out, as AgentV ignores them.
+// them out, as AgentV ignores them; but a setting a letter or two from
+// one the grader or every assertion takes is that one misspelt, and an
+// error, since ignoring it would change what is checked.
 func (d *decoder) dropUnknown(a *agenteval.AssertionSpec, p map[string]any, keys map[string]*yaml.Node) {
 	def, _, ok := grade.Find(d.defs(), a.Type)
 	if !ok {
 		return
 	}
 	known := map[string]bool{"config": true}
+	names := append([]string{"config"}, commonSettings...)
 	for _, prm := range def.Params {
 		known[prm.Name] = true
+		names = append(names, prm.Name)
 		for _, al := range prm.Aliases {
 			known[al] = true
+			names = append(names, al)
 		}
 	}
-	for k := range p {
-		if !known[k] {
-			delete(p, k)
-			if kn := keys[k]; kn != nil {
-				d.warn(kn, "%s does not take %s; it is ignored", a.Type, k)
-			}
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		if known[k] {
+			continue
 		}
+		delete(p, k)
+		kn := keys[k]
+		if kn == nil {
+			continue
+		}
+		if typo := suggest.Typo(k, names); typo != "" {
+			d.fail(kn, "%s does not take %s; did you mean %s?", a.Type, k, typo)
+			continue
+		}
+		d.warn(kn, "%s does not take %s; it is ignored", a.Type, k)
 	}
 }
 

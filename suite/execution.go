@@ -13,6 +13,9 @@ var suiteExecutionKeys = []string{
 	"threshold", "target", "targets", "workers", "trials",
 	"fail_on_error", "cache", "cache_path", "budget_usd", "verbose", "keep_workspaces",
 	"otel_file", "export_otel", "skip_defaults",
+	// AgentV's camelCase spellings: known, so that they are not taken
+	// for misspellings of the snake_case ones.
+	"failOnError", "budgetUsd",
 }
 
 func (d *decoder) suiteExecution(n *yaml.Node, s *Suite, sc *suiteCtx) {
@@ -41,12 +44,12 @@ func (d *decoder) suiteExecution(n *yaml.Node, s *Suite, sc *suiteCtx) {
 			if sc.strategy == "" {
 				sc.strategy = agenteval.ReducePassAtK
 			}
-		case "fail_on_error":
-			if v, ok := d.boolean(e.value, "execution.fail_on_error"); ok && v {
-				d.warn(e.keyN, "execution.fail_on_error is not supported: agenteval runs every test, and exits 3 when any ended in execution_error")
+		case "fail_on_error", "failOnError":
+			if v, ok := d.boolean(e.value, "execution."+e.key); ok && v {
+				d.warn(e.keyN, "execution.%s is not supported: agenteval runs every test, and exits 3 when any ended in execution_error", e.key)
 			}
-		case "budget_usd":
-			d.warn(e.keyN, "execution.budget_usd is not enforced by agenteval: every test runs; the summary shows what the run cost")
+		case "budget_usd", "budgetUsd":
+			d.warn(e.keyN, "execution.%s is not enforced by agenteval: every test runs; the summary shows what the run cost", e.key)
 		case "cache", "cache_path":
 			d.warn(e.keyN, "execution.%s is not used: agenteval caches judge calls (never the agent's) under .agenteval/cache; --no-cache turns that off", e.key)
 		case "skip_defaults":

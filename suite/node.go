@@ -173,17 +173,7 @@ func (d *decoder) fields(n *yaml.Node, what string, known []string) []field {
 			continue
 		}
 		if known != nil && !contains(known, key) {
-			hint := ""
-			if near := suggest.Closest(key, known); near != "" {
-				hint = fmt.Sprintf("; did you mean %q?", near)
-			} else if !d.lenient {
-				hint = "; known keys: " + strings.Join(known, ", ")
-			}
-			if d.lenient {
-				d.warn(k, "unknown key %q in %s is ignored%s", key, what, hint)
-			} else {
-				d.fail(k, "unknown key %q in %s%s", key, what, hint)
-			}
+			d.unknownKey(k, key, what, known)
 			continue
 		}
 		own = append(own, field{key: key, keyN: k, value: v})
@@ -198,6 +188,30 @@ func (d *decoder) fields(n *yaml.Node, what string, known []string) []field {
 		}
 	}
 	return append(out, own...)
+}
+
+// unknownKey reports a key that what does not take. In a file with
+// AgentV's leniency an unknown key is ignored with a warning, so that
+// another tool's keys do not stop the file; but a key a letter or two
+// away from a known one is that key misspelt, and ignoring it would
+// silently drop what it holds (asertions: leaves a test with nothing to
+// check, and it passes), so that is an error, with the key meant.
+func (d *decoder) unknownKey(k *yaml.Node, key, what string, known []string) {
+	if typo := suggest.Typo(key, known); typo != "" {
+		d.fail(k, "unknown key %q in %s; did you mean %q?", key, what, typo)
+		return
+	}
+	hint := ""
+	if near := suggest.Closest(key, known); near != "" {
+		hint = fmt.Sprintf("; did you mean %q?", near)
+	} else if !d.lenient {
+		hint = "; known keys: " + strings.Join(known, ", ")
+	}
+	if d.lenient {
+		d.warn(k, "unknown key %q in %s is ignored%s", key, what, hint)
+	} else {
+		d.fail(k, "unknown key %q in %s%s", key, what, hint)
+	}
 }
 
 // merge reads the value of a merge key: one mapping, or a list of them.

@@ -78,7 +78,7 @@ tests:
 tests:
   - id: a
     inptu: hi
-`, []string{`evals.yaml:3:5: unknown key "inptu" in test 1 is ignored; did you mean "input"?`}},
+`, []string{`evals.yaml:3:5: unknown key "inptu" in test 1; did you mean "input"?`}},
 		{"duplicate ids", `
 tests:
   - id: a
@@ -187,7 +187,7 @@ tests:
       - tool: lookup
         argz: {}
       - args: {a: 1}
-`, []string{"evals.yaml:13:19: argument amount has both value and check", `evals.yaml:15:9: unknown key "argz" in an expected tool call is ignored; did you mean "args"?`,
+`, []string{"evals.yaml:13:19: argument amount has both value and check", `evals.yaml:15:9: unknown key "argz" in an expected tool call; did you mean "args"?`,
 			"evals.yaml:16:9: an expected tool call needs tool", "evals.yaml:8:9: a subgoal is empty",
 			`evals.yaml:5:5: subgoal 1 has turn 4; it must be a turn number from 1 to 3`, "evals.yaml:10:9: expected tool call 1 has turn 5, but the conversation has at most 3 turns"}},
 		{"simulated conversation rules", `

@@ -44,7 +44,6 @@ func Levenshtein(a, b string) int {
 // a likely typo, and "" otherwise. Case and the difference between '-' and
 // '_' are ignored.
 func Closest(word string, candidates []string) string {
-	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
 	w := norm(word)
 	best, bestD := "", 1<<30
 	for _, c := range candidates {
@@ -53,17 +52,45 @@ func Closest(word string, candidates []string) string {
 			best, bestD = c, d
 		}
 	}
-	limit := 2
-	switch n := utf8.RuneCountInString(word); {
-	case n <= 2:
-		limit = 0
-	case n <= 4:
-		limit = 1
-	}
-	if bestD <= limit || (best != "" && strings.Contains(norm(best), w) && len(w) >= 4) {
+	if bestD <= typoLimit(word) || (best != "" && strings.Contains(norm(best), w) && len(w) >= 4) {
 		return best
 	}
 	return ""
+}
+
+// Typo returns the candidate that word is most likely a misspelling of:
+// the nearest one within a small edit distance (case and the difference
+// between '-' and '_' aside), or "" when none is that near. Unlike Closest
+// it does not count a word found inside a candidate, so a shorter name of
+// its own (output beside expected_output) is not taken for a slip of the
+// keyboard.
+func Typo(word string, candidates []string) string {
+	w := norm(word)
+	best, bestD := "", 1<<30
+	for _, c := range candidates {
+		if d := Levenshtein(w, norm(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD <= typoLimit(word) {
+		return best
+	}
+	return ""
+}
+
+func norm(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
+
+// typoLimit is how many edits still make a likely typo of a word this
+// long: none for one or two letters (every short name is near another),
+// one up to four, two beyond.
+func typoLimit(word string) int {
+	switch n := utf8.RuneCountInString(word); {
+	case n <= 2:
+		return 0
+	case n <= 4:
+		return 1
+	}
+	return 2
 }
 
 // Nearest returns up to n candidates closest to word, nearest first; ties

@@ -50,3 +50,23 @@ func TestNearest(t *testing.T) {
 		t.Errorf("no candidates: %v", got)
 	}
 }
+
+func TestTypo(t *testing.T) {
+	known := []string{"assertions", "expected_output", "input", "id", "fail_on_error"}
+	tests := []struct{ word, want string }{
+		{"asertions", "assertions"},
+		{"Assertions", "assertions"},
+		{"expected-ouptut", "expected_output"},
+		{"inptu", "input"},
+		{"FailOnError", "fail_on_error"},
+		// Inside a candidate, but not a misspelling of it.
+		{"output", ""},
+		{"x-notes", ""},
+		{"ix", ""},
+	}
+	for _, tt := range tests {
+		if got := Typo(tt.word, known); got != tt.want {
+			t.Errorf("Typo(%q) = %q, want %q", tt.word, got, tt.want)
+		}
+	}
+}
