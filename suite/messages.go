@@ -12,7 +12,6 @@ import (
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/jsonpos"
 	"github.com/agenteval/agenteval/internal/messages"
-	"github.com/agenteval/agenteval/internal/suggest"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -161,17 +160,7 @@ func (d *decoder) messageDecoder(n *yaml.Node, role agenteval.Role) *messages.De
 			if strings.HasPrefix(key, "x-") {
 				return // an extension key, as everywhere in the file
 			}
-			hint := ""
-			if near := suggest.Closest(key, known); near != "" {
-				hint = fmt.Sprintf("; did you mean %q?", near)
-			} else if !d.lenient {
-				hint = "; known keys: " + strings.Join(known, ", ")
-			}
-			if d.lenient {
-				d.warn(nodeAt(n, p), "unknown key %q in %s is ignored%s", key, what, hint)
-			} else {
-				d.fail(nodeAt(n, p), "unknown key %q in %s%s", key, what, hint)
-			}
+			d.unknownKey(nodeAt(n, p), key, what, known)
 		},
 		Attach: func(p jsonpos.Path, kind, ref string) (string, agenteval.Part, bool) {
 			at := nodeAt(n, p)

@@ -36,7 +36,7 @@ tests:
 	want := []string{
 		`evals.yaml:5:15: input: unknown role "robot"; use user, assistant, tool or system`,
 		`evals.yaml:9:33: input: arguments string is not valid JSON; write the arguments as a JSON object`,
-		`evals.yaml:11:13: unknown key "arguements" in a tool call is ignored; did you mean "arguments"?`,
+		`evals.yaml:11:13: unknown key "arguements" in a tool call; did you mean "arguments"?`,
 		`evals.yaml:12:56: input: a content block needs a type: text, image or file`,
 		`evals.yaml:14:40: expected_output: tool call has no name; give "name" (or function.name)`,
 	}

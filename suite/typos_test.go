@@ -39,6 +39,13 @@ tests:
     input: hi
     Assertions: [{type: contains, value: x}]
 `, `evals.yaml:4:5: unknown key "Assertions" in test 1; did you mean "assertions"?`},
+		{"message", `
+tests:
+  - id: a
+    input:
+      - {role: user, content: hi, metdata: {k: v}}
+    assertions: [{type: contains, value: x}]
+`, `evals.yaml:4:35: unknown key "metdata" in a message; did you mean "metadata"?`},
 		{"assertion setting", `
 tests:
   - id: a
