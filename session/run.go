@@ -20,6 +20,8 @@ type Outcome struct {
 	Header *results.Header
 	// Output is the results file written, if any.
 	Output string
+	// Recorded says the run is in the store.
+	Recorded bool
 }
 
 // Run loads the eval files, plans the run, opens its sink and runs it, as
@@ -85,6 +87,7 @@ func (p *Plan) Run(ctx context.Context, sink *Sink) (*Outcome, error) {
 		runErr = cerr
 	}
 	out.Summary = sum
+	out.Recorded = sink.recorded()
 	return out, runErr
 }
 

@@ -170,6 +170,11 @@ func (s *Sink) archive(r *agenteval.Result, toStore bool) error {
 	return s.archives.Write(r)
 }
 
+// recorded says the store holds the run: it was opened and never failed.
+func (s *Sink) recorded() bool {
+	return s.rec != nil && !s.rec.w.failed
+}
+
 // Summary is the run's summary so far.
 func (s *Sink) Summary() results.Summary {
 	s.mu.Lock()

@@ -31,7 +31,7 @@ func newInitCmd(e *env) *cobra.Command {
                       arguments on every turn, a rubric, whole-conversation checks
   agent/agent.py      a stub agent in Python speaking the JSON-lines protocol;
                       replace its respond() with a call to your agent
-  .gitignore          gets .agenteval/ (run history and cache)
+  .gitignore          gets .agenteval/ (run history and cache) and .env (keys)
 
 then run it, offline: the stub agent answers, and a fake judge in this
 process passes the rubrics (--fake-judge), so you see a pass at once. Files
@@ -177,20 +177,36 @@ func writeStarter(dir, python string, force bool) ([]string, error) {
 	return written, nil
 }
 
-// ignoreState adds .agenteval/ to a .gitignore that lacks it (creating the
-// file if need be), and says what it did: "" when nothing was needed.
+// ignoreState adds .agenteval/ and .env to a .gitignore that lacks them
+// (creating the file if need be), and says what it did: "" when nothing
+// was needed.
 func ignoreState(path string) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return "", err
 	}
+	hasState, hasEnv := false, false
 	for _, line := range strings.Split(string(data), "\n") {
 		switch strings.TrimSpace(line) {
 		case ".agenteval", ".agenteval/", "/.agenteval", "/.agenteval/":
-			return "", nil
+			hasState = true
+		case ".env", "/.env":
+			hasEnv = true
 		}
 	}
-	add := "# agenteval's run history and cache\n.agenteval/\n"
+	// The run history and cache belong to one machine, and .env holds the
+	// project's keys: neither is committed.
+	var add, what string
+	if !hasState {
+		add, what = "# agenteval's run history and cache\n.agenteval/\n", ".agenteval/"
+	}
+	if !hasEnv {
+		add += "# API keys, read by agenteval from the project root\n.env\n"
+		what = strings.TrimPrefix(what+" and .env", " and ")
+	}
+	if add == "" {
+		return "", nil
+	}
 	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
 		add = "\n" + add
 	}
@@ -202,5 +218,5 @@ func ignoreState(path string) (string, error) {
 		f.Close()
 		return "", err
 	}
-	return path + " (.agenteval/ added)", f.Close()
+	return path + " (" + what + " added)", f.Close()
 }

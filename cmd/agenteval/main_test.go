@@ -52,6 +52,11 @@ func TestScripts(t *testing.T) {
 				env.Setenv("GOPATH", strings.TrimSpace(string(p)))
 				env.Setenv("GOFLAGS", "-mod=mod")
 			}
+			// The module cache may be set apart from GOPATH; without it the
+			// example agents would download their modules again.
+			if mc, err := exec.Command("go", "env", "GOMODCACHE").Output(); err == nil {
+				env.Setenv("GOMODCACHE", strings.TrimSpace(string(mc)))
+			}
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},

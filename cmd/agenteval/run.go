@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/report"
 	"github.com/agenteval/agenteval/results"
@@ -68,13 +71,17 @@ CI jobs or machines run a suite together under one --run-id (by default the
 CI pipeline's); agenteval merge puts their results files together.
 
 ` + storeHelp,
-		Args: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageErr("run needs at least one eval file\nUsage: agenteval run SUITE... [--target NAME|provider:model]")
+				// Inside a project, its evals folder is what to run.
+				dir, ok := projectEvals()
+				if !ok {
+					return usageErr("run needs at least one eval file (or, inside a project, an evals folder beside agenteval.yaml)\nUsage: agenteval run SUITE... [--target NAME|provider:model]")
+				}
+				args = []string{dir}
 			}
-			return nil
+			return runSuites(cmd.Context(), e, args, &f)
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runSuites(cmd.Context(), e, args, &f) },
 	}
 	cmd.Long += `
 
@@ -237,7 +244,35 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		}
 	}
 	s.Options().Models.ReportCache(e.stderr)
+	if !opt.Quiet && runErr == nil {
+		fmt.Fprintln(e.stderr, nextSteps(out, f.opt.HTML))
+	}
 	return f.exit(ctx, e, out, runErr)
+}
+
+// nextSteps says where a run's results went and how to look at them.
+func nextSteps(out *session.Outcome, html string) string {
+	var where []string
+	if out.Output != "" {
+		where = append(where, "results in "+out.Output)
+	}
+	if html != "" {
+		where = append(where, "report in "+html)
+	}
+	see := ""
+	switch {
+	case out.Recorded:
+		see = "agenteval show " + out.Header.RunID + " (or agenteval view)"
+	case out.Output != "":
+		see = "agenteval show " + out.Output
+	}
+	if see != "" {
+		where = append(where, "see them with "+see)
+	}
+	if len(where) == 0 {
+		return "the run was not recorded (--no-store) and its results went to stdout"
+	}
+	return strings.Join(where, "; ")
 }
 
 // options are the session's options as the flags give them.
@@ -323,4 +358,21 @@ func (f *runFlags) exit(ctx context.Context, e *env, out *session.Outcome, runEr
 		code = exitOK
 	}
 	return exitCode(code)
+}
+
+// projectEvals is the evals folder of the working directory's project,
+// when it has agenteval.yaml and that folder.
+func projectEvals() (string, bool) {
+	p, err := project.Find(".")
+	if err != nil || p == "" {
+		return "", false
+	}
+	dir := filepath.Join(filepath.Dir(p), "evals")
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return "", false
+	}
+	if rel, err := filepath.Rel(".", dir); err == nil {
+		dir = rel
+	}
+	return dir, true
 }
