@@ -1,12 +1,14 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agenteval/agenteval"
 	_ "github.com/agenteval/agenteval/provider/openai" // the suites' targets
 	"github.com/google/go-cmp/cmp"
 )
@@ -160,5 +162,46 @@ execution:
 	}
 	if p.Total != 4 || p.Header.Target != "small, large" {
 		t.Errorf("total %d, header target %q; want 4 and \"small, large\"", p.Total, p.Header.Target)
+	}
+}
+
+// A report is replaced only when the run ends: a run killed before then
+// leaves the previous report whole, not an empty file.
+func TestReportsReplacedAtTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	junit, html := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.html")
+	for _, p := range []string{junit, html} {
+		if err := os.WriteFile(p, []byte("previous"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt := &Options{JUnit: junit, HTML: html, NoStore: true}
+	sink, err := NewSink(opt, SinkFile{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Start(NewHeader("run", "test", dir)); err != nil {
+		t.Fatal(err)
+	}
+	r := &agenteval.Result{TestID: "a", Suite: "s", Verdict: agenteval.VerdictPass, ExecutionStatus: agenteval.StatusOK, Score: 1}
+	if err := sink.Write(r); err != nil {
+		t.Fatal(err)
+	}
+	// As a kill -9 would leave them: the run has not ended.
+	for _, p := range []string{junit, html} {
+		if b, _ := os.ReadFile(p); string(b) != "previous" {
+			t.Errorf("%s mid-run = %.40q, want the previous report", p, b)
+		}
+	}
+	if _, err := sink.Close(context.Background(), nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{junit, html} {
+		if b, _ := os.ReadFile(p); string(b) == "previous" || len(b) == 0 {
+			t.Errorf("%s after the run = %.40q, want the new report", p, b)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/agenteval/agenteval"
@@ -25,6 +26,7 @@ type Sink struct {
 	// the whole run, which also get the results a resumed file holds.
 	writers, started, archives report.Multi
 	files                      []*os.File
+	reports                    []pending
 	rec                        *recording
 	header                     *results.Header
 
@@ -88,12 +90,15 @@ func NewSink(opt *Options, file SinkFile) (*Sink, error) {
 		if a.path == "" {
 			continue
 		}
-		fh, err := os.Create(a.path)
+		// A report is written beside its path and renamed over it when the
+		// run ends, so a killed run leaves the previous report whole
+		// instead of an empty file.
+		fh, err := os.CreateTemp(filepath.Dir(a.path), "."+filepath.Base(a.path)+".*.tmp")
 		if err != nil {
 			s.Abort()
 			return nil, configErr("create %s: %v", a.path, err)
 		}
-		s.files = append(s.files, fh)
+		s.reports = append(s.reports, pending{fh, a.path})
 		w := a.mk(fh)
 		s.writers, s.started, s.archives = append(s.writers, w), append(s.started, w), append(s.archives, w)
 	}
@@ -199,7 +204,35 @@ func (s *Sink) Close(ctx context.Context, runErr error, durationMS float64) (res
 		}
 	}
 	s.files = nil
+	for _, r := range s.reports {
+		if cerr := r.finish(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	s.reports = nil
 	return sum, err
+}
+
+// pending is a report being written to a temporary file until the run
+// ends.
+type pending struct {
+	tmp  *os.File
+	path string
+}
+
+func (p pending) finish() error {
+	if err := p.tmp.Close(); err != nil {
+		os.Remove(p.tmp.Name())
+		return fmt.Errorf("write %s: %w", p.path, err)
+	}
+	// CreateTemp makes the file 0600; a report is as readable as any file
+	// the user writes.
+	os.Chmod(p.tmp.Name(), 0o644)
+	if err := os.Rename(p.tmp.Name(), p.path); err != nil {
+		os.Remove(p.tmp.Name())
+		return fmt.Errorf("write %s: %w", p.path, err)
+	}
+	return nil
 }
 
 // Abort closes the files and the store of a sink that will not be
@@ -215,4 +248,9 @@ func (s *Sink) closeFiles() {
 		fh.Close()
 	}
 	s.files = nil
+	for _, r := range s.reports {
+		r.tmp.Close()
+		os.Remove(r.tmp.Name())
+	}
+	s.reports = nil
 }
