@@ -131,6 +131,12 @@ func specOf(m map[string]any) (Spec, error) {
 	return s, nil
 }
 
+// AggregatorRunsProgram says whether a composite whose aggregator has this
+// type runs a program to combine its members. Validation under --no-exec
+// asks it rather than matching spellings of its own, so that every
+// spelling the runner would start a program for is refused before the run.
+func AggregatorRunsProgram(typ string) bool { return aggregatorKind(typ) == "code_grader" }
+
 func aggregatorKind(t string) string {
 	switch strings.ReplaceAll(strings.ToLower(t), "-", "_") {
 	case "", "weighted_average", "weighted_mean", "mean":

@@ -200,7 +200,7 @@ func runsProgram(defs []*grade.Definition, typ string, params map[string]any) bo
 		return params["prompt_command"] != nil
 	case def == grade.Composite:
 		if agg, ok := params["aggregator"].(map[string]any); ok {
-			if t, _ := agg["type"].(string); strings.Contains(t, "code") || t == "script" {
+			if t, _ := agg["type"].(string); grade.AggregatorRunsProgram(t) {
 				return true
 			}
 		}
