@@ -13,7 +13,10 @@ func UsageLine(u agenteval.Usage) string {
 	if u.Calls == 0 && u.CachedCalls == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("%d model calls", u.Calls)
+	s := fmt.Sprintf("%d model call", u.Calls)
+	if u.Calls != 1 {
+		s += "s"
+	}
 	if u.CachedCalls > 0 {
 		s += fmt.Sprintf(" (+%d from cache)", u.CachedCalls)
 	}

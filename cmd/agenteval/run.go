@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -128,7 +129,8 @@ type counters struct {
 	tokens, retries              atomic.Int64
 }
 
-func (c *counters) add(r *agenteval.Result) {
+// add counts a result, and its tokens when this run spent them.
+func (c *counters) add(r *agenteval.Result, spent bool) {
 	c.done.Add(1)
 	switch r.Verdict {
 	case agenteval.VerdictPass:
@@ -140,7 +142,7 @@ func (c *counters) add(r *agenteval.Result) {
 	default:
 		c.skip.Add(1)
 	}
-	if r.Usage != nil {
+	if r.Usage != nil && spent {
 		c.tokens.Add(r.Usage.InputTokens + r.Usage.OutputTokens)
 		c.retries.Add(int64(r.Usage.Retries))
 	}
@@ -205,8 +207,22 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		return err
 	}
 	f.display(e, &s.Options().Writers, format, plan.Output, prog)
+	// A rerun's carried-over results were paid for by the earlier run: its
+	// totals count only this run's calls, and say how many it carried.
+	rerun := opt.RerunFailed != "" || opt.RetryErrors != ""
+	var own, old agenteval.Usage
+	var oldN int
+	var usageMu sync.Mutex
 	s.Options().OnResult = func(r *agenteval.Result, carried bool) {
-		c.add(r)
+		usageMu.Lock()
+		if carried && rerun {
+			old.Add(r.Usage)
+			oldN++
+		} else {
+			own.Add(r.Usage)
+		}
+		usageMu.Unlock()
+		c.add(r, !(carried && rerun))
 		if !carried && prog == nil && !opt.Quiet && !e.stdoutTTY {
 			fmt.Fprintf(e.stderr, "%-5s %s/%s %.3f (%s)\n", strings.ToUpper(string(r.Verdict)), r.Suite, r.TestID, r.Score, time.Duration(r.DurationMS*float64(time.Millisecond)).Round(time.Millisecond))
 		}
@@ -239,7 +255,14 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	// the terminal: CI logs need them, after Ctrl-C too.
 	if !opt.Quiet && !e.stdoutTTY {
 		fmt.Fprintln(e.stderr, c.line(start))
-		if u := report.UsageLine(out.Summary.Usage); u != "" {
+		usage := out.Summary.Usage
+		if rerun {
+			usage = own
+		}
+		if u := report.UsageLine(usage); u != "" || old.Calls > 0 {
+			if old.Calls > 0 {
+				u = strings.TrimPrefix(u+"; ", "; ") + fmt.Sprintf("the %s carried over made %s earlier", counted(oldN, "result"), counted(old.Calls, "model call"))
+			}
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
