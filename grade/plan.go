@@ -126,7 +126,38 @@ func NewPlan(t *agenteval.Test, opt PlanOptions) (*Plan, []error) {
 		zero := 0.0
 		b.extra(UserFidelity, nil, &zero, t.Pos)
 	}
+	if t.Skip == "" && !gradesAnything(t) {
+		b.errs = append(b.errs, t.Pos.Errorf(nothingToGrade(t)))
+	}
 	return b.p, b.errs
+}
+
+// gradesAnything says whether the test asks for anything to be checked,
+// at any level: a test with nothing would pass whatever the agent said, so
+// it is refused rather than run. (A test that will not run, Test.Skip,
+// needs nothing.) It reads the test, not the plan, so that an assertion
+// that failed to build is reported as that, not as nothing to grade.
+func gradesAnything(t *agenteval.Test) bool {
+	if len(t.Assertions) > 0 || t.ExpectedOutput != "" || t.Criteria != "" || len(t.Subgoals) > 0 || len(t.ExpectedToolCalls) > 0 {
+		return true
+	}
+	for _, tr := range t.Turns {
+		if len(tr.Assertions) > 0 || tr.ExpectedOutput != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// nothingToGrade says what a test with nothing to grade can add.
+func nothingToGrade(t *agenteval.Test) string {
+	switch {
+	case t.User != nil:
+		return fmt.Sprintf("test %q has a simulated user but nothing grades the conversation; add subgoals, expected_tool_calls, assertions or criteria", t.ID)
+	case t.Mode == agenteval.ModeConversation:
+		return fmt.Sprintf("test %q has nothing to grade, so it would pass whatever the agent says; add assertions or expected_output to a turn, or assertions, criteria, subgoals or expected_tool_calls to the test", t.ID)
+	}
+	return fmt.Sprintf("test %q has nothing to grade, so it would pass whatever the agent says; add assertions, expected_output or criteria (or subgoals, expected_tool_calls)", t.ID)
 }
 
 type planner struct {

@@ -2,6 +2,7 @@ package grade
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agenteval/agenteval"
@@ -121,5 +122,26 @@ func TestNewPlanErrors(t *testing.T) {
 	}
 	if use, ok := p.NeedsJudge(); ok {
 		t.Errorf("needs a judge: %+v", use)
+	}
+}
+
+// TestNewPlanNothingToGrade: a test that checks nothing would pass
+// whatever the agent said, so its plan is an error; the loader and the
+// runner both refuse it. A test that will not run needs nothing.
+func TestNewPlanNothingToGrade(t *testing.T) {
+	user := agenteval.Conversation{{Role: agenteval.RoleUser, Content: "hi"}}
+	test := agenteval.Test{ID: "t", Mode: agenteval.ModeConversation, Pos: pos(2),
+		Turns: []agenteval.Turn{{Input: user, Pos: pos(4)}, {Input: user, Pos: pos(5)}}}
+	_, errs := NewPlan(&test, PlanOptions{})
+	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), `t.yaml:2:5: test "t" has nothing to grade`) {
+		t.Errorf("errors = %v", errs)
+	}
+	test.Turns[1].ExpectedOutput = "bye"
+	if _, errs := NewPlan(&test, PlanOptions{}); len(errs) != 0 {
+		t.Errorf("one turn's expected_output is something to grade: %v", errs)
+	}
+	skipped := agenteval.Test{ID: "s", Input: user, Skip: "a coding-agent workspace"}
+	if _, errs := NewPlan(&skipped, PlanOptions{}); len(errs) != 0 {
+		t.Errorf("a test that will not run needs nothing to grade: %v", errs)
 	}
 }

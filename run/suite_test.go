@@ -229,16 +229,19 @@ tests:
         value: "2+2"
       - type: regex
         value: '^reply 1'
-  - id: nothing
-    input: hi
 `
 	agent := &echo{}
-	res := runAll(t, loadSuite(t, yaml), Options{Agent: agent})
+	s := loadSuite(t, yaml)
+	// A test a Go program builds is not validated by the loader; with
+	// nothing to grade it would pass whatever the agent said, so the
+	// runner refuses it too.
+	s.Tests = append(s.Tests, agenteval.Test{ID: "nothing", Input: agenteval.Conversation{{Role: agenteval.RoleUser, Content: "hi"}}})
+	res := runAll(t, s, Options{Agent: agent})
 	if r := res["plain"]; r.Score != 1 || r.Verdict != agenteval.VerdictPass || len(r.Scores) != 2 || r.Scores[0].Name != "contains" {
 		t.Errorf("plain = %+v", r)
 	}
-	if r := res["nothing"]; r.Score != 1 || r.Verdict != agenteval.VerdictPass {
-		t.Errorf("a test with nothing to grade passes: %+v", r)
+	if r := res["nothing"]; r.Verdict != agenteval.VerdictError || !strings.Contains(r.Error, `test "nothing" has nothing to grade`) {
+		t.Errorf("a test with nothing to grade must not pass: %+v", r)
 	}
 	if len(agent.calls[0].Messages) != 1 {
 		t.Errorf("single-turn input: %+v", agent.calls[0].Messages)
@@ -280,6 +283,7 @@ tests:
 
 func TestDependencies(t *testing.T) {
 	yaml := `
+assertions: [{type: contains, value: reply}]
 tests:
   - id: setup
     input: go
@@ -359,7 +363,7 @@ tests:
 }
 
 func TestFilter(t *testing.T) {
-	yaml := "tests:\n  - {id: alpha-1, input: a}\n  - {id: alpha-2, input: b}\n  - {id: beta, input: c}\n"
+	yaml := "assertions: [{type: contains, value: reply}]\ntests:\n  - {id: alpha-1, input: a}\n  - {id: alpha-2, input: b}\n  - {id: beta, input: c}\n"
 	res := runAll(t, loadSuite(t, yaml), Options{Agent: &echo{}, Filter: "alpha-*"})
 	if len(res) != 2 || res["beta"] != nil {
 		t.Errorf("filtered results: %v", res)

@@ -57,12 +57,14 @@ input:
 tests:
   - id: own
     input: When should I visit Japan?
+    criteria: Names a season.
   - id: none
     expected_output: hi
     input: Hello
   - id: opted-out
     execution: {skip_defaults: true}
     input: What currency does Thailand use?
+    criteria: Says baht.
 `, Options{JudgeAvailable: true})
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +220,7 @@ tests:
 		"evals/cases/a.yaml":                 "- {id: a1, input: one}\n- {id: a2, input: two}\n",
 		"evals/cases/b.jsonl":                "{\"id\": \"b1\", \"input\": \"three\"}\n\n{\"id\": \"b2\", \"input\": \"four\"}\n",
 		"evals/dir.eval.yaml":                "tests: ./cases/dirs/\n",
-		"evals/cases/dirs/fix-bug/case.yaml": "input: Fix it\n",
+		"evals/cases/dirs/fix-bug/case.yaml": "input: Fix it\nassertions: [{type: contains, value: fixed}]\n",
 		"evals/cases/dirs/no-case/readme.md": "x",
 		"data/set.jsonl":                     "{\"id\": \"j1\", \"input\": \"q\", \"criteria\": \"c\"}\n",
 		"data/set.yaml":                      "name: from-sidecar\nexecution: {threshold: 0.5}\n",
@@ -442,6 +444,7 @@ execution:
 tests:
   - id: a
     input: hi
+    assertions: [{type: contains, value: hello}]
 `,
 	})
 	env := func(n string) (string, bool) {
@@ -476,7 +479,7 @@ target:
   extends: mini
   hooks: {before_each: {command: [sh, x.sh]}}
 tests:
-  - {id: a, input: hi}
+  - {id: a, input: hi, assertions: [{type: contains, value: hello}]}
 `,
 	})
 	s := load(t, filepath.Join(dir, "e.eval.yaml"), Options{})

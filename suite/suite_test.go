@@ -205,7 +205,7 @@ tests:
     turns:
       - input: [hi, "are you there?"]
 `, []string{"evals.yaml:4:5: a simulated conversation's input may hold only system messages",
-			`evals.yaml:5:5: test "a" has a simulated user but nothing grades the conversation`,
+			`evals.yaml:3:5: test "a" has a simulated user but nothing grades the conversation`,
 			`evals.yaml:5:5: user.stop "ok" is too short`,
 			"evals.yaml:7:5: user.initial_message contains the stop marker ###STOP###",
 			"evals.yaml:13:9: turn 1 has 2 user messages; with subgoals or expected_tool_calls"}},
@@ -281,6 +281,7 @@ func TestParseMappingInputIsUser(t *testing.T) {
 tests:
   - id: a
     input: {content: hi}
+    assertions: [{type: contains, value: hello}]
 `, Options{})
 	if err != nil {
 		t.Fatal(err)
