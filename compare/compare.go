@@ -53,8 +53,25 @@ type Comparison struct {
 	Base     Side    `json:"base"`
 	New      Side    `json:"new"`
 	MinDelta float64 `json:"min_delta,omitempty"`
-	Summary  Summary `json:"summary"`
-	Tests    []Test  `json:"tests"`
+	// Targets, OnlyBase and OnlyNew say how the runs' targets were
+	// matched when the two runs did not have the same targets: the pairs
+	// compared (a target with itself, or the one target of each run with
+	// the other), and the targets found in one run only, whose tests are
+	// new or gone. All are empty when both ran the same targets.
+	Targets  []TargetPair `json:"targets,omitempty"`
+	OnlyBase []string     `json:"only_base_targets,omitempty"`
+	OnlyNew  []string     `json:"only_new_targets,omitempty"`
+	// MultiTarget is set when either run tested more than one target:
+	// a test is then named with its target.
+	MultiTarget bool    `json:"multi_target,omitempty"`
+	Summary     Summary `json:"summary"`
+	Tests       []Test  `json:"tests"`
+}
+
+// TargetPair is a target of the base run compared with one of the new.
+type TargetPair struct {
+	Base string `json:"base"`
+	New  string `json:"new"`
 }
 
 // Side describes one run.
@@ -98,11 +115,16 @@ type Summary struct {
 
 // Test is one test's comparison.
 type Test struct {
-	Suite  string   `json:"suite,omitempty"`
-	TestID string   `json:"test_id"`
-	Change Change   `json:"change"`
-	Base   *Outcome `json:"base,omitempty"`
-	New    *Outcome `json:"new,omitempty"`
+	Suite  string `json:"suite,omitempty"`
+	TestID string `json:"test_id"`
+	// Target is the target the test ran against: the new run's, or the
+	// base run's for a test that is gone. BaseTarget is the base run's
+	// when it has another name (two runs of one target each, compared).
+	Target     string   `json:"target,omitempty"`
+	BaseTarget string   `json:"base_target,omitempty"`
+	Change     Change   `json:"change"`
+	Base       *Outcome `json:"base,omitempty"`
+	New        *Outcome `json:"new,omitempty"`
 	// Delta is the new score minus the base score.
 	Delta float64 `json:"delta,omitempty"`
 	// RateDelta is the new pass rate minus the base one, when either ran
@@ -157,7 +179,10 @@ type CheckSide struct {
 	Reason  string            `json:"reason,omitempty"`
 }
 
-type testKey struct{ suite, id string }
+// testKey names a result: a test of a suite, against a target. A run of
+// several targets holds one result per target for each test, and each is
+// compared with the same target's result of the other run.
+type testKey struct{ suite, id, target string }
 
 // Compare reads both runs and compares them.
 func Compare(base, cur Input, opt Options) (*Comparison, error) {
@@ -166,7 +191,7 @@ func Compare(base, cur Input, opt Options) (*Comparison, error) {
 	var baseOrder []testKey
 	var bs sideAcc
 	if err := base.Results(func(r *agenteval.Result) error {
-		k := testKey{r.Suite, r.TestID}
+		k := testKey{r.Suite, r.TestID, r.Target}
 		if _, dup := baseOut[k]; !dup {
 			baseOrder = append(baseOrder, k)
 		}
@@ -176,24 +201,44 @@ func Compare(base, cur Input, opt Options) (*Comparison, error) {
 	}); err != nil {
 		return nil, err
 	}
-	seen := map[testKey]bool{}
+	// The new run is read whole before any test is compared: which of
+	// the base run's targets a new result is compared with depends on
+	// every target the new run has.
+	newOut := map[testKey]*Outcome{}
+	var newOrder []testKey
 	var ns sideAcc
-	var tests []Test
-	index := map[testKey]int{}
 	if err := cur.Results(func(r *agenteval.Result) error {
-		k := testKey{r.Suite, r.TestID}
-		ns.add(r)
-		t := diff(k, baseOut[k], outcome(r), opt)
-		if i, dup := index[k]; dup {
-			tests[i] = t // a repeated test: the later result counts
-		} else {
-			index[k] = len(tests)
-			tests = append(tests, t)
+		k := testKey{r.Suite, r.TestID, r.Target}
+		if _, dup := newOut[k]; !dup {
+			newOrder = append(newOrder, k)
 		}
-		seen[k] = true
+		newOut[k] = outcome(r) // a repeated test: the later result counts
+		ns.add(r)
 		return nil
 	}); err != nil {
 		return nil, err
+	}
+	toBase := c.matchTargets(targetsOf(baseOrder), targetsOf(newOrder))
+	var tests []Test
+	seen := map[testKey]bool{}
+	for _, k := range newOrder {
+		bk := k
+		bt, paired := toBase[k.target]
+		if paired {
+			bk.target = bt
+		}
+		var b *Outcome
+		if paired {
+			b = baseOut[bk]
+		}
+		if b != nil {
+			seen[bk] = true
+		}
+		t := diff(k, b, newOut[k], opt)
+		if b != nil && bk.target != k.target {
+			t.BaseTarget = bk.target
+		}
+		tests = append(tests, t)
 	}
 	for _, k := range baseOrder {
 		if !seen[k] {
@@ -207,6 +252,64 @@ func Compare(base, cur Input, opt Options) (*Comparison, error) {
 	c.Base = bs.side(base)
 	c.New = ns.side(cur)
 	return c, nil
+}
+
+// targetsOf lists the targets of a run's results, in order of appearance.
+func targetsOf(keys []testKey) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if !seen[k.target] {
+			seen[k.target] = true
+			out = append(out, k.target)
+		}
+	}
+	return out
+}
+
+// matchTargets decides which base target each new target is compared
+// with, and records it in c when the runs' targets differ. A target is
+// compared with the target of the same name; two runs of one target each
+// are compared with each other whatever their names, as when a new
+// version of an agent is run as a target of its own. It returns the base
+// target of each new target that has one.
+func (c *Comparison) matchTargets(base, cur []string) map[string]string {
+	c.MultiTarget = len(base) > 1 || len(cur) > 1
+	out := map[string]string{}
+	if len(base) == 0 || len(cur) == 0 {
+		return out // a run without results: nothing to match
+	}
+	if len(base) == 1 && len(cur) == 1 {
+		out[cur[0]] = base[0]
+		if base[0] != cur[0] {
+			c.Targets = []TargetPair{{Base: base[0], New: cur[0]}}
+		}
+		return out
+	}
+	inBase := map[string]bool{}
+	for _, t := range base {
+		inBase[t] = true
+	}
+	same := len(base) == len(cur)
+	var pairs []TargetPair
+	for _, t := range cur {
+		if inBase[t] {
+			out[t] = t
+			pairs = append(pairs, TargetPair{Base: t, New: t})
+		} else {
+			same = false
+			c.OnlyNew = append(c.OnlyNew, t)
+		}
+	}
+	for _, t := range base {
+		if _, ok := out[t]; !ok {
+			c.OnlyBase = append(c.OnlyBase, t)
+		}
+	}
+	if !same {
+		c.Targets = pairs
+	}
+	return out
 }
 
 // Regressions is how many tests regressed.
@@ -283,7 +386,7 @@ func failing(v agenteval.Verdict) bool {
 }
 
 func diff(k testKey, b, n *Outcome, opt Options) Test {
-	t := Test{Suite: k.suite, TestID: k.id, Base: b, New: n}
+	t := Test{Suite: k.suite, TestID: k.id, Target: k.target, Base: b, New: n}
 	switch {
 	case b == nil:
 		t.Change = New

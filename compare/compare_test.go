@@ -246,3 +246,104 @@ func TestJSON(t *testing.T) {
 		t.Errorf("round trip: %+v", back.Summary)
 	}
 }
+
+func on(target string, r *agenteval.Result) *agenteval.Result {
+	r.Target = target
+	return r
+}
+
+// A run of two targets holds each test once per target, and each is
+// compared with the same target's result: a test that broke on one target
+// is a regression even when it still passes on the other, whichever
+// result comes last.
+func TestTargetsKeyResults(t *testing.T) {
+	base := input("base", nil,
+		on("alpha", res("refund", agenteval.VerdictPass, 1)), on("alpha", res("hours", agenteval.VerdictPass, 1)),
+		on("beta", res("refund", agenteval.VerdictPass, 1)), on("beta", res("hours", agenteval.VerdictPass, 1)))
+	for _, order := range [][2]string{{"alpha", "beta"}, {"beta", "alpha"}} {
+		var rs []*agenteval.Result
+		for _, tg := range order {
+			v, score := agenteval.VerdictPass, 1.0
+			if tg == "alpha" {
+				v, score = agenteval.VerdictFail, 0.5
+			}
+			rs = append(rs, on(tg, res("refund", v, score)), on(tg, res("hours", agenteval.VerdictPass, 1)))
+		}
+		c, err := Compare(base, input("new", nil, rs...), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Regressions() != 1 || c.Summary.Unchanged != 3 || len(c.Tests) != 4 {
+			t.Errorf("%v: summary = %+v, %d tests", order, c.Summary, len(c.Tests))
+		}
+		for _, tc := range c.Tests {
+			if (tc.Change == Regressed) != (tc.TestID == "refund" && tc.Target == "alpha") {
+				t.Errorf("%v: %s on %s: %s", order, tc.TestID, tc.Target, tc.Change)
+			}
+		}
+		if !c.MultiTarget || len(c.Targets) != 0 || c.OnlyBase != nil || c.OnlyNew != nil {
+			t.Errorf("%v: targets %v, only %v / %v", order, c.Targets, c.OnlyBase, c.OnlyNew)
+		}
+		var tab, mdb bytes.Buffer
+		c.WriteTable(&tab, false)
+		c.WriteMarkdown(&mdb)
+		if !strings.Contains(tab.String(), "\nREGRESSED\n  s/refund [alpha]  pass 1.00 → fail 0.50") || strings.Contains(tab.String(), "targets:") {
+			t.Errorf("%v: table:\n%s", order, tab.String())
+		}
+		if !strings.Contains(mdb.String(), "| s/refund \\[alpha\\] | pass 1.00 | fail 0.50 |") {
+			t.Errorf("%v: markdown:\n%s", order, mdb.String())
+		}
+	}
+}
+
+// Runs of different targets say which targets were compared, and the
+// tests of a target only one run has are new or gone.
+func TestTargetsMatched(t *testing.T) {
+	base := input("base", nil,
+		on("alpha", res("a", agenteval.VerdictPass, 1)), on("beta", res("a", agenteval.VerdictPass, 1)))
+	cur := input("new", nil,
+		on("alpha", res("a", agenteval.VerdictFail, 0)), on("gamma", res("a", agenteval.VerdictPass, 1)))
+	c, err := Compare(base, cur, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Targets) != 1 || c.Targets[0] != (TargetPair{"alpha", "alpha"}) || strings.Join(c.OnlyBase, ",") != "beta" || strings.Join(c.OnlyNew, ",") != "gamma" {
+		t.Errorf("targets %v, only in base %v, only in new %v", c.Targets, c.OnlyBase, c.OnlyNew)
+	}
+	if c.Summary.Regressed != 1 || c.Summary.New != 1 || c.Summary.Gone != 1 {
+		t.Errorf("summary = %+v", c.Summary)
+	}
+	const line = "targets: compared alpha; only in base: beta; only in new: gamma"
+	var tab, mdb, js bytes.Buffer
+	c.WriteTable(&tab, false)
+	c.WriteMarkdown(&mdb)
+	c.WriteJSON(&js)
+	for _, want := range []string{line + "\n", "\n  s/a [gamma]  absent → pass 1.00\n", "\n  s/a [beta]  pass 1.00 → absent\n"} {
+		if !strings.Contains(tab.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, tab.String())
+		}
+	}
+	if !strings.Contains(mdb.String(), "\n"+line+"\n") {
+		t.Errorf("the markdown lacks the targets:\n%s", mdb.String())
+	}
+	for _, want := range []string{`"targets": [`, `"only_base_targets": [`, `"only_new_targets": [`, `"target": "gamma"`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("the JSON lacks %s:\n%s", want, js.String())
+		}
+	}
+
+	// One target against another: a new version of an agent run as a
+	// target of its own is compared with the old one, test by test.
+	c, err = Compare(input("base", nil, on("good", res("a", agenteval.VerdictPass, 1))), input("new", nil, on("bad", res("a", agenteval.VerdictFail, 0))), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Regressions() != 1 || c.MultiTarget || len(c.Targets) != 1 || c.Tests[0].BaseTarget != "good" || c.Tests[0].Target != "bad" {
+		t.Errorf("good → bad: %+v, targets %v, tests %+v", c.Summary, c.Targets, c.Tests)
+	}
+	tab.Reset()
+	c.WriteTable(&tab, false)
+	if !strings.Contains(tab.String(), "targets: compared good (base) with bad (new)\n") || !strings.Contains(tab.String(), "\n  s/a  pass 1.00 → fail 0.00") {
+		t.Errorf("good → bad:\n%s", tab.String())
+	}
+}

@@ -49,11 +49,59 @@ func (c *Comparison) byChange(ch Change) []*Test {
 	return out
 }
 
-func name(t *Test) string {
-	if t.Suite == "" {
-		return t.TestID
+// name is how a test is named in the outputs: suite/id, with its target
+// in brackets when a run tested several, since the test then appears once
+// per target.
+func (c *Comparison) name(t *Test) string {
+	n := t.TestID
+	if t.Suite != "" {
+		n = t.Suite + "/" + t.TestID
 	}
-	return t.Suite + "/" + t.TestID
+	if c.MultiTarget {
+		n += " [" + targetName(t.Target) + "]"
+	}
+	return n
+}
+
+func targetName(t string) string {
+	if t == "" {
+		return "(no target)"
+	}
+	return t
+}
+
+// targetsLine says how the runs' targets were matched when they differ,
+// or "": the targets compared, and those that only one run has.
+func (c *Comparison) targetsLine() string {
+	if len(c.Targets) == 0 && len(c.OnlyBase) == 0 && len(c.OnlyNew) == 0 {
+		return ""
+	}
+	names := func(ts []string) string {
+		out := make([]string, len(ts))
+		for i, t := range ts {
+			out[i] = targetName(t)
+		}
+		return strings.Join(out, ", ")
+	}
+	var pairs []string
+	for _, p := range c.Targets {
+		if p.Base == p.New {
+			pairs = append(pairs, targetName(p.New))
+		} else {
+			pairs = append(pairs, targetName(p.Base)+" (base) with "+targetName(p.New)+" (new)")
+		}
+	}
+	parts := []string{"no target in common"}
+	if len(pairs) > 0 {
+		parts[0] = "compared " + strings.Join(pairs, ", ")
+	}
+	if len(c.OnlyBase) > 0 {
+		parts = append(parts, "only in base: "+names(c.OnlyBase))
+	}
+	if len(c.OnlyNew) > 0 {
+		parts = append(parts, "only in new: "+names(c.OnlyNew))
+	}
+	return "targets: " + strings.Join(parts, "; ")
 }
 
 func fmtOutcome(o *Outcome) string {
@@ -235,7 +283,11 @@ func (c *Comparison) WriteTable(w io.Writer, color bool) error {
 		return code + s + "\x1b[0m"
 	}
 	red, green, dim, bold := "\x1b[31m", "\x1b[32m", "\x1b[2m", "\x1b[1m"
-	fmt.Fprintf(bw, "base %s%s\nnew  %s%s\n\n", paint(bold, c.Base.Label), sideLabel(c.Base), paint(bold, c.New.Label), sideLabel(c.New))
+	fmt.Fprintf(bw, "base %s%s\nnew  %s%s\n", paint(bold, c.Base.Label), sideLabel(c.Base), paint(bold, c.New.Label), sideLabel(c.New))
+	if l := c.targetsLine(); l != "" {
+		fmt.Fprintln(bw, l)
+	}
+	fmt.Fprintln(bw)
 	rows := c.totals()
 	w1, w2, w3 := 0, 0, 0
 	for _, r := range rows {
@@ -263,7 +315,7 @@ func (c *Comparison) WriteTable(w io.Writer, color bool) error {
 				fmt.Fprintf(bw, "  … and %d more (--format json lists them all)\n", len(tests)-i)
 				break
 			}
-			line := fmt.Sprintf("  %s  %s → %s", name(t), fmtOutcome(t.Base), fmtOutcome(t.New))
+			line := fmt.Sprintf("  %s  %s → %s", c.name(t), fmtOutcome(t.Base), fmtOutcome(t.New))
 			if t.Base != nil && t.New != nil {
 				line += "  " + paint(dim, deltaNote(t))
 			}
@@ -368,6 +420,9 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(bw, "### agenteval compare: %s\n\n", verdict)
 	fmt.Fprintf(bw, "**base** %s %s → **new** %s %s\n\n", md(c.Base.Label), md(sideLabel(c.Base)), md(c.New.Label), md(sideLabel(c.New)))
+	if l := c.targetsLine(); l != "" {
+		fmt.Fprintf(bw, "%s\n\n", md(l))
+	}
 	fmt.Fprintln(bw, "| | base | new | change |")
 	fmt.Fprintln(bw, "|---|---:|---:|---:|")
 	for _, r := range c.totals() {
@@ -398,13 +453,13 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 					note += "; " + t.Ignored
 				}
 			}
-			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", md(name(t)), md(fmtOutcome(t.Base)), md(fmtOutcome(t.New)), md(note))
+			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", md(c.name(t)), md(fmtOutcome(t.Base)), md(fmtOutcome(t.New)), md(note))
 			if len(t.Checks) > 0 || (t.New != nil && t.New.Error != "") {
 				details = append(details, t)
 			}
 		}
 		for _, t := range details {
-			fmt.Fprintf(bw, "\n<details><summary>%s: what changed</summary>\n\n", md(name(t)))
+			fmt.Fprintf(bw, "\n<details><summary>%s: what changed</summary>\n\n", md(c.name(t)))
 			if t.New != nil && t.New.Error != "" {
 				fmt.Fprintf(bw, "Error: %s\n\n", md(t.New.Error))
 			}
