@@ -79,6 +79,10 @@ type ListOptions struct {
 	Offset int
 	// IDPrefix keeps runs whose id starts with it.
 	IDPrefix string
+	// SkipEmptyFailed leaves out runs that failed before any result was
+	// stored (a rejected key, a broken configuration): they hold nothing
+	// to show or compare, so last and last~N pass over them.
+	SkipEmptyFailed bool
 }
 
 // Store keeps runs. Implementations are safe for concurrent use.
@@ -148,7 +152,10 @@ func CheckTag(name string) error {
 
 // Resolve turns a RUN reference into a run id: last (the newest run),
 // last~N (N runs before it), a full id, a tag, or an unambiguous prefix
-// of an id.
+// of an id. last and last~N count only runs that have something to read:
+// a run that failed before its first result is reached by its id or a
+// tag, never by last, so that "compare last~1 last" after a run that
+// stopped on a wrong key still compares two real runs.
 func Resolve(ctx context.Context, s Store, ref string) (string, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
@@ -162,15 +169,22 @@ func Resolve(ctx context.Context, s Store, ref string) (string, error) {
 				return "", fmt.Errorf("%q: write last~N with N a whole number, e.g. last~1 for the run before the last", ref)
 			}
 		}
-		runs, err := s.Runs(ctx, ListOptions{Limit: 1, Offset: n})
+		runs, err := s.Runs(ctx, ListOptions{Limit: 1, Offset: n, SkipEmptyFailed: true})
 		if err != nil {
 			return "", err
 		}
 		if len(runs) == 0 {
+			skipped := ""
+			if all, err := s.Runs(ctx, ListOptions{Limit: 1, Offset: n}); err == nil && len(all) > 0 {
+				skipped = " (not counting runs that failed before their first test; agenteval runs lists them)"
+			}
 			if n == 0 {
+				if skipped != "" {
+					return "", fmt.Errorf("%s: %w: no run with results is stored yet%s", ref, ErrNotFound, skipped)
+				}
 				return "", fmt.Errorf("%s: %w: no runs are stored yet; agenteval run records each run", ref, ErrNotFound)
 			}
-			return "", fmt.Errorf("%s: %w: fewer than %d runs are stored", ref, ErrNotFound, n+1)
+			return "", fmt.Errorf("%s: %w: fewer than %d runs are stored%s", ref, ErrNotFound, n+1, skipped)
 		}
 		return runs[0].ID, nil
 	}

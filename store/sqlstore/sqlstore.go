@@ -290,9 +290,14 @@ func (s *DB) Runs(ctx context.Context, opt store.ListOptions) ([]store.Run, erro
 		limit = noLimit
 	}
 	n := utf8.RuneCountInString(opt.IDPrefix)
+	skip := 0
+	if opt.SkipEmptyFailed {
+		skip = 1
+	}
 	rows, err := s.query(ctx, `SELECT `+s.runColumns()+` FROM runs
-		WHERE ? = 0 OR substr(id, 1, ?) = ?
-		ORDER BY started DESC, id DESC LIMIT ? OFFSET ?`, n, n, opt.IDPrefix, limit, opt.Offset)
+		WHERE (? = 0 OR substr(id, 1, ?) = ?)
+		AND (? = 0 OR status <> ? OR total > 0)
+		ORDER BY started DESC, id DESC LIMIT ? OFFSET ?`, n, n, opt.IDPrefix, skip, string(store.Failed), limit, opt.Offset)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}

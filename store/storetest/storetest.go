@@ -38,6 +38,7 @@ func Run(t *testing.T, b Backend) {
 		{"Resume", testResume},
 		{"Follow", testFollow},
 		{"ListAndResolve", testListAndResolve},
+		{"FailedRunIsNotLast", testFailedRunIsNotLast},
 		{"Tags", testTags},
 		{"Errors", testErrors},
 		{"ConcurrentReaders", testConcurrentReaders},
@@ -372,6 +373,75 @@ func testListAndResolve(t *testing.T, s store.Store) {
 	}
 	if _, err := s.Run(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown run: %v", err)
+	}
+}
+
+// A run that failed before its first result (a rejected key, a broken
+// configuration) is listed, and reached by its id or a tag, but last and
+// last~N pass over it: it has nothing to compare.
+func testFailedRunIsNotLast(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	at := time.Duration(0)
+	record := func(id string, st store.Status, rs ...*agenteval.Result) {
+		t.Helper()
+		at += time.Minute
+		mustStart(t, s, header(id, at))
+		mustAdd(t, s, id, rs...)
+		mustFinish(t, s, id, st, 1)
+	}
+	record("f1a000000001", store.Failed)
+	if _, err := store.Resolve(ctx, s, "last"); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "no run with results") {
+		t.Errorf("last of one empty failed run: %v", err)
+	}
+	record("0de000000002", store.Done, result("x", agenteval.VerdictPass, nil))
+	record("0de000000003", store.Done, result("x", agenteval.VerdictFail, nil))
+	record("f1a000000004", store.Failed)
+	// A run that failed after some tests finished has results to read.
+	record("f1a000000005", store.Failed, result("x", agenteval.VerdictPass, nil))
+	record("f1a000000006", store.Failed)
+	for _, tc := range []struct{ ref, want, err string }{
+		{"last", "f1a000000005", ""},
+		{"last~1", "0de000000003", ""},
+		{"last~2", "0de000000002", ""},
+		{"last~3", "", "fewer than 4 runs are stored (not counting runs that failed before their first test"},
+		{"f1a000000006", "f1a000000006", ""},
+		{"f1a000000004", "f1a000000004", ""},
+		{"f1a0000000", "", "ambiguous"},
+		{"f1a000000001", "f1a000000001", ""},
+	} {
+		got, err := store.Resolve(ctx, s, tc.ref)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Resolve(%q) = %q, %v; want error %q", tc.ref, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", tc.ref, got, err, tc.want)
+		}
+	}
+	// A tag reaches it too.
+	if err := s.Tag(ctx, "f1a000000006", "broken"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := store.Resolve(ctx, s, "broken"); err != nil || got != "f1a000000006" {
+		t.Errorf("Resolve(broken) = %q, %v", got, err)
+	}
+	// The list keeps every run, the failed ones marked.
+	runs, err := s.Runs(ctx, store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.ID+":"+string(r.Status))
+	}
+	want := "f1a000000006:failed,f1a000000005:failed,f1a000000004:failed,0de000000003:done,0de000000002:done,f1a000000001:failed"
+	if strings.Join(got, ",") != want {
+		t.Errorf("runs = %v, want %s", got, want)
+	}
+	if runs, _ := s.Runs(ctx, store.ListOptions{SkipEmptyFailed: true}); len(runs) != 3 {
+		t.Errorf("SkipEmptyFailed lists %d runs, want 3", len(runs))
 	}
 }
 
