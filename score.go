@@ -127,7 +127,7 @@ func VerdictFor(score, threshold float64) Verdict {
 // scores that ran, forced to 0 when a required grader failed. Skipped scores
 // do not count. The verdict is error when any score is an error, otherwise
 // pass when the mean reaches the threshold and no required grader failed.
-// With nothing to count the score is 1, as a turn with no assertions passes.
+// With nothing to count the score is 1.
 func Combine(scores []Score, threshold float64) (float64, Verdict) {
 	var sum, weights float64
 	requiredFailed, errored, counted := false, false, 0

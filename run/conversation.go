@@ -28,12 +28,14 @@ func (r *suiteRunner) planTest(t *agenteval.Test) (*grade.Plan, error) {
 }
 
 // gradeUnit runs a unit's graders and combines them into one score. A unit
-// with nothing to grade scores 1, as in AgentV's conversation mode: a turn
-// that only moves the conversation along must not pull its test down.
+// with nothing to grade (a turn that only moves the conversation along) is
+// shown as ungraded: verdict skip and weight 0, which leaves it out of the
+// test's score. AgentV scores such a turn 1 and counts it, so that a test
+// whose only real check failed could still pass on its unchecked turns.
 func (r *suiteRunner) gradeUnit(ctx context.Context, name string, u grade.Unit, in *agenteval.GradeInput, threshold float64) agenteval.Score {
 	start := time.Now()
 	if len(u.Graders) == 0 {
-		return agenteval.Score{Name: name, Type: "none", Score: 1, Verdict: agenteval.VerdictPass, Weight: 1, Reason: "nothing to grade: no assertions and no expected_output"}
+		return ungradedScore(name)
 	}
 	scores := make([]agenteval.Score, len(u.Graders))
 	for i, g := range u.Graders {
@@ -67,6 +69,19 @@ func (r *suiteRunner) gradeUnit(ctx context.Context, name string, u grade.Unit, 
 	}
 	out.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	return out
+}
+
+// nothingToGrade is the reason of an ungraded turn's score.
+const nothingToGrade = "nothing to grade: the turn has no assertions and no expected_output, so it does not count in the test's score"
+
+// ungradedScore is the score of a unit with nothing to grade.
+func ungradedScore(name string) agenteval.Score {
+	return agenteval.Score{Name: name, Type: "none", Verdict: agenteval.VerdictSkip, Weight: 0, Reason: nothingToGrade}
+}
+
+// ungraded says whether s is the score of a unit with nothing to grade.
+func ungraded(s agenteval.Score) bool {
+	return s.Verdict == agenteval.VerdictSkip && s.Weight == 0
 }
 
 // window keeps the graders' view to the last n whole turns, plus the system
@@ -161,7 +176,8 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *grade.Plan, trial int, re
 		u := p.Turns[k]
 		if t.StopOnFailure {
 			scores[k] = r.gradeUnit(ctx, name, u, in, threshold)
-			if scores[k].Verdict != agenteval.VerdictPass {
+			// An ungraded turn did not fail: the conversation goes on.
+			if scores[k].Verdict != agenteval.VerdictPass && !ungraded(scores[k]) {
 				stopped = k
 				break
 			}
@@ -218,7 +234,7 @@ type session struct {
 }
 
 func (r *suiteRunner) newSession(ctx context.Context, t *agenteval.Test, trial int) *session {
-	return &session{r: r, ctx: ctx, test: t, trial: trial, id: fmt.Sprintf("%s#%d", t.ID, trial),
+	return &session{r: r, ctx: ctx, test: t, trial: trial, id: r.conversationID(t, trial),
 		history: append(agenteval.Conversation(nil), t.Input...)}
 }
 
@@ -226,7 +242,8 @@ func (r *suiteRunner) newSession(ctx context.Context, t *agenteval.Test, trial i
 // history, and returns the reply and how long it took.
 func (s *session) call(k int) (agenteval.Conversation, float64, error) {
 	t0 := time.Now()
-	resp, err := s.r.opt.Agent.Respond(s.ctx, &agenteval.AgentRequest{ConversationID: s.id, Turn: k, Messages: append(agenteval.Conversation(nil), s.history...)})
+	resp, err := s.r.opt.Agent.Respond(s.ctx, &agenteval.AgentRequest{ConversationID: s.id, TestID: s.test.ID, Trial: s.trial, Turn: k,
+		Messages: append(agenteval.Conversation(nil), s.history...)})
 	ms := float64(time.Since(t0).Microseconds()) / 1000
 	s.ms += ms
 	// A model target whose credentials are rejected, or whose server is
@@ -280,8 +297,9 @@ func (r *suiteRunner) input(t *agenteval.Test, transcript, output agenteval.Conv
 
 // finishTrial aggregates a trial's scores: the test's aggregation over the
 // turn scores and the conversation score, skipped turns counting 0 so that
-// a conversation cut short cannot pass on the turns it reached; a score that
-// could not be computed makes the trial an error.
+// a conversation cut short cannot pass on the turns it reached, and
+// ungraded turns not counting at all; a score that could not be computed
+// makes the trial an error.
 //
 // spent is what the conversation cost besides its scores: the agent's
 // calls, and the judge calls of trackers left ungraded by an error.
@@ -309,7 +327,9 @@ func (r *suiteRunner) finishTrial(res agenteval.Trial, t *agenteval.Test, thresh
 			}
 			continue
 		case agenteval.VerdictSkip:
-			vals = append(vals, 0)
+			if !ungraded(s) {
+				vals = append(vals, 0)
+			}
 			continue
 		}
 		if t.Mode != agenteval.ModeConversation || s.Weight == 0 {
