@@ -168,7 +168,7 @@ func newComposite(o CompositeOptions, env Env) (Func, error) {
 		}
 		name := s.Name
 		if name == "" {
-			name, _ = normalize(s.Type)
+			name = defaultName(s)
 		}
 		members = append(members, member{name: name, weight: g.weight, g: g, spec: s})
 	}

@@ -213,7 +213,7 @@ func (b *planner) add(spec Spec, d *Definition, pos agenteval.Pos) (Planned, boo
 	}
 	name := spec.Name
 	if name == "" {
-		name, _ = normalize(spec.Type)
+		name = defaultName(spec)
 	}
 	return Planned{Name: name, Type: spec.Type, Grader: g}, true
 }

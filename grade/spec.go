@@ -163,6 +163,9 @@ func buildFrom(d *Definition, negated bool, spec Spec) (*grader, error) {
 	}
 	if g.name == "" {
 		g.name = spec.Type
+		if spec.Negate {
+			g.name = defaultName(spec)
+		}
 	}
 	if spec.Weight != nil {
 		if !(*spec.Weight >= 0) || math.IsInf(*spec.Weight, 0) {
@@ -292,6 +295,18 @@ func Run(ctx context.Context, g agenteval.Grader, name, typ string, in *agenteva
 		}
 	}()
 	return g.Grade(ctx, in)
+}
+
+// defaultName is the name of a grader given none: its type in snake_case,
+// with not_ when the grader is negated (by a not_ prefix or by Negate), so
+// that a negated check is never shown or summarised under the name of the
+// check it inverts.
+func defaultName(spec Spec) string {
+	name, negated := normalize(spec.Type)
+	if negated != spec.Negate {
+		return "not_" + name
+	}
+	return name
 }
 
 // fromAssertion turns an eval file's assertion into a grader spec. A plain
