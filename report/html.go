@@ -100,9 +100,12 @@ type htmlRun struct {
 // IndexEntry is what a report's test list shows of a test, without its
 // transcript. The short JSON names keep the index of a large run small.
 type IndexEntry struct {
-	ID       string   `json:"id"`
-	Suite    string   `json:"suite,omitempty"`
-	Verdict  string   `json:"v"`
+	ID      string `json:"id"`
+	Suite   string `json:"suite,omitempty"`
+	Verdict string `json:"v"`
+	// Target tells the results of a test apart in a run of several
+	// targets; the page shows it on each row then.
+	Target   string   `json:"tg,omitempty"`
 	Status   string   `json:"st,omitempty"`
 	Score    float64  `json:"s"`
 	MS       float64  `json:"ms"`
@@ -371,7 +374,7 @@ func writeTurns(b *bytes.Buffer, r *agenteval.Result) error {
 
 // IndexOf is what a report's test list knows of a test.
 func IndexOf(r *agenteval.Result) IndexEntry {
-	e := IndexEntry{ID: r.TestID, Suite: r.Suite, Verdict: string(r.Verdict), Status: string(r.ExecutionStatus),
+	e := IndexEntry{ID: r.TestID, Suite: r.Suite, Target: r.Target, Verdict: string(r.Verdict), Status: string(r.ExecutionStatus),
 		Score: r.Score, MS: r.DurationMS, Tags: r.Tags, Failure: FirstFailure(r), Messages: len(r.Output)}
 	if r.Usage != nil {
 		e.Tokens = r.Usage.InputTokens + r.Usage.OutputTokens

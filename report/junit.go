@@ -16,8 +16,8 @@ import (
 // XML format puts counts before the cases, so the cases wait in memory, in
 // this compact form, not as whole results.
 type junitCase struct {
-	suite, name, status, message, detail string
-	seconds                              float64
+	suite, name, target, status, message, detail string
+	seconds                                      float64
 	// trials and passed count the test's trials and passAtK holds its
 	// pass@k and pass^k, when it ran more than once.
 	trials, passed int
@@ -40,7 +40,7 @@ type junitWriter struct {
 func NewJUnit(w io.Writer) Writer { return &junitWriter{w: w, suites: map[string]*results.Summary{}} }
 
 func (j *junitWriter) Write(r *agenteval.Result) error {
-	c := junitCase{suite: r.Suite, name: r.TestID, seconds: r.DurationMS / 1000}
+	c := junitCase{suite: r.Suite, name: r.TestID, target: r.Target, seconds: r.DurationMS / 1000}
 	if c.suite == "" {
 		c.suite = "agenteval"
 	}
@@ -201,7 +201,16 @@ func (j *junitWriter) Close(*results.Summary) error {
 	var names []string
 	root := xmlTestsuites{}
 	var total float64
+	// A run of several targets has a case per test and target: the
+	// target goes in the name, so that CI does not take them for one.
+	targets := map[string]bool{}
 	for _, c := range j.cases {
+		targets[c.target] = true
+	}
+	for _, c := range j.cases {
+		if len(targets) > 1 {
+			c.name += " [" + c.target + "]"
+		}
 		s := bySuite[c.suite]
 		if s == nil {
 			s = &xmlTestsuite{Name: c.suite}

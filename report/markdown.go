@@ -109,10 +109,15 @@ func (m *markdownWriter) Close(sum *results.Summary) error {
 	}
 	if len(m.failures) > 0 {
 		fmt.Fprintf(m.bw, "\n#### Failures\n\n| test | verdict | score | why |\n|---|---|---:|---|\n")
+		// A run of several targets holds a test once per target.
+		multi := m.header != nil && len(m.header.TargetNames()) > 1
 		for _, r := range m.failures {
 			name := r.TestID
 			if r.Suite != "" {
 				name = r.Suite + "/" + r.TestID
+			}
+			if multi {
+				name += " [" + r.Target + "]"
 			}
 			fmt.Fprintf(m.bw, "| %s | %s | %.2f | %s |\n", mdText(name), r.Verdict, r.Score, mdText(FirstFailure(r)))
 		}

@@ -24,6 +24,11 @@ type TableOptions struct {
 	// NoMetricSummary leaves out the per-score means at the end, for runs
 	// whose scores are turns rather than metrics.
 	NoMetricSummary bool
+	// Targets are the run's targets, for a run whose header is not at
+	// hand; otherwise Start reads them from the header. With more than
+	// one, each row names its target: the same test appears once per
+	// target.
+	Targets []string
 }
 
 type tableWriter struct {
@@ -32,6 +37,8 @@ type tableWriter struct {
 	idWidth int
 	widths  []int
 	header  bool
+	// targetWidth is the TARGET column's, 0 when the run has one target.
+	targetWidth int
 }
 
 // NewTable writes a human-readable table, a row per test as it finishes,
@@ -44,7 +51,32 @@ func NewTable(w io.Writer, opt TableOptions) Writer {
 	for _, m := range opt.Metrics {
 		t.widths = append(t.widths, max(utf8.RuneCountInString(m), 5))
 	}
+	t.setTargets(opt.Targets)
 	return t
+}
+
+// maxTargetWidth bounds the TARGET column; longer names are clipped.
+const maxTargetWidth = 24
+
+// setTargets adds the TARGET column when the run has several targets.
+func (t *tableWriter) setTargets(names []string) {
+	if len(names) < 2 {
+		return
+	}
+	w := len("TARGET")
+	for _, n := range names {
+		w = max(w, utf8.RuneCountInString(n))
+	}
+	t.targetWidth = min(w, maxTargetWidth)
+}
+
+// Start reads the run's targets from its header, unless the options gave
+// them.
+func (t *tableWriter) Start(h *results.Header) error {
+	if h != nil && len(t.opt.Targets) == 0 && !t.header {
+		t.setTargets(h.TargetNames())
+	}
+	return nil
 }
 
 const (
@@ -105,6 +137,9 @@ func (t *tableWriter) Write(r *agenteval.Result) error {
 		t.header = true
 		var b strings.Builder
 		b.WriteString(pad("TEST", t.idWidth))
+		if t.targetWidth > 0 {
+			b.WriteString("  " + pad("TARGET", t.targetWidth))
+		}
 		for i, m := range t.opt.Metrics {
 			b.WriteString("  ")
 			b.WriteString(padLeft(m, t.widths[i]))
@@ -118,6 +153,9 @@ func (t *tableWriter) Write(r *agenteval.Result) error {
 	}
 	var b strings.Builder
 	b.WriteString(pad(clip(r.TestID, t.idWidth), t.idWidth))
+	if t.targetWidth > 0 {
+		b.WriteString("  " + pad(clip(r.Target, t.targetWidth), t.targetWidth))
+	}
 	for i, m := range t.opt.Metrics {
 		cell := "-"
 		if s, ok := byName[m]; ok {

@@ -109,6 +109,15 @@ func (h *Header) SuiteNames() []string {
 	return out
 }
 
+// TargetNames lists the run's targets. Target names them all, joined by
+// ", ", when a run tests several.
+func (h *Header) TargetNames() []string {
+	if h.Target == "" {
+		return nil
+	}
+	return strings.Split(h.Target, ", ")
+}
+
 // RunDiffs says how two headers differ in what makes their results parts
 // of one run: the suites (by name and content hash), target, judge,
 // --trials and --threshold, and the commit. Shards of a run, and a run

@@ -211,3 +211,44 @@ func TestLiveEvents(t *testing.T) {
 		t.Errorf("the stream goes on after the end: %q", e)
 	}
 }
+
+// The viewer compares runs of several targets target by target, and last
+// passes over a run that failed before its first test.
+func TestMultiTargetCompare(t *testing.T) {
+	db := newStore(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	on := func(target string, r *agenteval.Result) *agenteval.Result { r.Target = target; return r }
+	run := func(id string, at time.Duration, st store.Status, rs ...*agenteval.Result) {
+		t.Helper()
+		h := &results.Header{RunID: id, Started: t0.Add(at), Suites: []results.SuiteFile{{Path: "s.yaml", Name: "s"}}, Target: "a, b"}
+		if err := db.StartRun(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			db.AddResult(id, r)
+		}
+		if err := db.FinishRun(ctx, id, store.Finish{Status: st}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("aaaa00000001", 0, store.Done, on("a", result("x", agenteval.VerdictPass)), on("b", result("x", agenteval.VerdictPass)))
+	// Target a broke; b's result comes after it.
+	run("bbbb00000002", time.Hour, store.Done, on("a", result("x", agenteval.VerdictFail)), on("b", result("x", agenteval.VerdictPass)))
+	run("cccc00000003", 2*time.Hour, store.Failed)
+	srv := httptest.NewServer((&Server{Store: db}).Handler())
+	defer srv.Close()
+
+	code, body, _ := get(t, srv.URL+"/compare?base=last~1&new=last")
+	if code != 200 || !strings.Contains(body, `"regressed":1`) || !strings.Contains(body, `"test_id":"x","target":"a","change":"regressed"`) ||
+		!strings.Contains(body, `"test_id":"x","target":"b","change":"unchanged"`) {
+		t.Errorf("compare: %d\n%s", code, body)
+	}
+	if code, body, _ = get(t, srv.URL+"/runs/last"); code != 200 || !strings.Contains(body, `"run_id":"bbbb00000002"`) ||
+		!strings.Contains(body, `{"id":"x","suite":"s","v":"fail","tg":"a",`) || !strings.Contains(body, `{"id":"x","suite":"s","v":"pass","tg":"b",`) {
+		t.Errorf("/runs/last: %d", code)
+	}
+	if code, body, _ = get(t, srv.URL+"/runs/cccc00000003"); code != 200 || !strings.Contains(body, `"run_id":"cccc00000003"`) {
+		t.Errorf("the failed run by its id: %d", code)
+	}
+}

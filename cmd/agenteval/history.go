@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/agenteval/agenteval"
@@ -147,38 +148,123 @@ func summarize(ctx context.Context, s *source, w report.Writer) (*results.Summar
 	return &sum, nil
 }
 
+// headerlessTargets lists the targets of a run read from a results file
+// without a header line, where the table cannot learn them from the
+// header; nil when the header is there.
+func headerlessTargets(ctx context.Context, s *source) []string {
+	if s.header != nil {
+		return nil
+	}
+	var ts []string
+	s.results(ctx)(func(r *agenteval.Result) error {
+		ts = append(ts, r.Target)
+		return nil
+	})
+	return uniq(ts)
+}
+
 // findTest picks one test of a run: by id, by suite/id, or by a prefix
-// that names one test.
-func findTest(ctx context.Context, s *source, name string) (*agenteval.Result, error) {
-	var exact, prefixed []*agenteval.Result
+// that names one test; and, in a run of several targets, on the target
+// given (any when target is ""). A test that ran on several targets is
+// ambiguous without one: the error lists them.
+func findTest(ctx context.Context, s *source, name, target string) (*agenteval.Result, error) {
+	var exact, prefixed picked
+	// The targets each matching test ran on, whatever --target says:
+	// those named exactly, and those named by a prefix.
+	exactOn, prefixOn := map[string][]string{}, map[string][]string{}
 	err := s.results(ctx)(func(r *agenteval.Result) error {
 		full := r.Suite + "/" + r.TestID
+		match := r.TestID == name || full == name
 		switch {
-		case r.TestID == name || full == name:
-			exact = append(exact, r)
+		case match:
+			exactOn[full] = append(exactOn[full], r.Target)
 		case strings.HasPrefix(r.TestID, name) || strings.HasPrefix(full, name):
-			prefixed = append(prefixed, r)
+			prefixOn[full] = append(prefixOn[full], r.Target)
+		default:
+			return nil
+		}
+		switch {
+		case target != "" && r.Target != target:
+		case match:
+			exact.add(r)
+		default:
+			prefixed.add(r)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	pick := exact
-	if len(pick) == 0 {
-		pick = prefixed
-	}
-	switch len(pick) {
-	case 0:
-		return nil, fmt.Errorf("run %s has no test %q (agenteval show %s lists its tests)", s.label, name, s.label)
-	case 1:
-		return pick[0], nil
+	// A test named exactly is never traded for another that its name
+	// begins, even when it did not run on the target asked for.
+	pick, ranOn := exact.rs, exactOn
+	if len(exactOn) == 0 {
+		pick, ranOn = prefixed.rs, prefixOn
 	}
 	var names []string
-	for _, r := range pick[:min(len(pick), 6)] {
-		names = append(names, r.Suite+"/"+r.TestID)
+	seen := map[string]bool{}
+	for _, r := range pick {
+		if n := r.Suite + "/" + r.TestID; !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
 	}
-	return nil, fmt.Errorf("%q names %d tests of run %s: %s; give suite/test", name, len(pick), s.label, strings.Join(names, ", "))
+	switch {
+	case len(pick) == 0 && target != "" && len(ranOn) > 0:
+		var tests []string
+		for full, ts := range ranOn {
+			tests = append(tests, fmt.Sprintf("%s on %s", full, strings.Join(uniq(ts), ", ")))
+		}
+		sort.Strings(tests)
+		return nil, fmt.Errorf("run %s has no test %q on target %s; it ran %s", s.label, name, target, strings.Join(tests[:min(len(tests), 6)], "; "))
+	case len(pick) == 0:
+		return nil, fmt.Errorf("run %s has no test %q (agenteval show %s lists its tests)", s.label, name, s.label)
+	case len(pick) == 1:
+		return pick[0], nil
+	case len(names) == 1:
+		var targets []string
+		for _, r := range pick {
+			targets = append(targets, r.Target)
+		}
+		return nil, fmt.Errorf("%s ran on %d targets in run %s: %s; pick one with --target NAME", names[0], len(pick), s.label, strings.Join(targets, ", "))
+	}
+	more := ""
+	if len(names) > 6 {
+		names, more = names[:6], ", …"
+	}
+	return nil, fmt.Errorf("%q names %d tests of run %s: %s%s; give suite/test", name, len(seen), s.label, strings.Join(names, ", "), more)
+}
+
+// picked gathers results, one per test and target: a file may repeat a
+// test it ran again, and the later result counts.
+type picked struct {
+	rs []*agenteval.Result
+	at map[[3]string]int
+}
+
+func (p *picked) add(r *agenteval.Result) {
+	k := [3]string{r.Suite, r.TestID, r.Target}
+	if i, ok := p.at[k]; ok {
+		p.rs[i] = r
+		return
+	}
+	if p.at == nil {
+		p.at = map[[3]string]int{}
+	}
+	p.at[k] = len(p.rs)
+	p.rs = append(p.rs, r)
+}
+
+func uniq(ss []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // writeTo opens -o FILE, or stdout.

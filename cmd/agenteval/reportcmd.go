@@ -135,7 +135,8 @@ func writeReport(ctx context.Context, e *env, w io.Writer, format string, srcs [
 	case "markdown":
 		wr = report.NewMarkdown(w)
 	default:
-		wr = report.NewTable(w, report.TableOptions{Color: color, NoMetricSummary: srcs[0].header != nil && srcs[0].header.Command == "run"})
+		wr = report.NewTable(w, report.TableOptions{Color: color, NoMetricSummary: srcs[0].header != nil && srcs[0].header.Command == "run",
+			Targets: headerlessTargets(ctx, srcs[0])})
 	}
 	sum, err := summarize(ctx, srcs[0], wr)
 	if err != nil {

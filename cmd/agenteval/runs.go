@@ -124,14 +124,15 @@ func clipText(s string, n int) string {
 func newShowCmd(e *env) *cobra.Command {
 	var trial int
 	var full bool
-	var format string
+	var format, target string
 	cmd := &cobra.Command{
-		Use:   "show RUN [TEST]",
+		Use:   "show RUN [TEST] [--target NAME]",
 		Short: "Print a run's tests, or one test's conversation turn by turn",
 		Long: `Print a run: its header and every test with its verdict and why it failed.
 With a TEST (its id, suite/id, or a prefix naming one test), print that
 test's conversation: each turn's messages and tool calls, then the turn's
-verdict and the graders' reasons and evidence.
+verdict and the graders' reasons and evidence. A run of several targets
+holds a test once per target: --target NAME picks one.
 
 ` + runRefHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -151,9 +152,12 @@ verdict and the graders' reasons and evidence.
 				return usageErr("%v", err)
 			}
 			if len(args) == 1 {
+				if target != "" {
+					return usageErr("--target picks a TEST's conversation: agenteval show RUN TEST --target %s", target)
+				}
 				return showRun(cmd, e, src, format)
 			}
-			r, err := findTest(cmd.Context(), src, args[1])
+			r, err := findTest(cmd.Context(), src, args[1], target)
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -170,6 +174,7 @@ verdict and the graders' reasons and evidence.
 		},
 	}
 	cmd.Flags().IntVar(&trial, "trial", 0, "show this trial's conversation (1-based)")
+	cmd.Flags().StringVar(&target, "target", "", "the target whose conversation to show, when the test ran on several")
 	cmd.Flags().BoolVar(&full, "full", false, "show system prompts whole")
 	cmd.Flags().StringVar(&format, "format", "text", "text, or json (the stored result)")
 	return cmd
@@ -220,7 +225,8 @@ func showRun(cmd *cobra.Command, e *env, src *source, format string) error {
 			return errStop
 		})
 	}
-	w := report.NewTable(e.stdout, report.TableOptions{Color: e.color, Metrics: metrics, NoMetricSummary: len(metrics) == 0})
+	w := report.NewTable(e.stdout, report.TableOptions{Color: e.color, Metrics: metrics, NoMetricSummary: len(metrics) == 0,
+		Targets: headerlessTargets(cmd.Context(), src)})
 	sum, err := summarize(cmd.Context(), src, w)
 	if err != nil {
 		return err

@@ -51,7 +51,10 @@
     function when(iso) { return String(iso).slice(0, 16).replace("T", " ") + " UTC"; }
     function pct(x) { return (100 * x).toFixed(1) + "%"; }
     function mark(v) { return v === "pass" ? "✓" : v === "fail" ? "✗" : v === "error" ? "!" : "–"; }
-    function key(suite, id) { return (suite || "") + "\u001f" + id; }
+    // A test's key: its suite, its target (a run of several targets holds
+    // each test once per target) and its id, last, so rows can be found
+    // by the id they end with.
+    function key(suite, id, target) { return (suite || "") + "\u001f" + (target ? target + "\u001f" : "") + id; }
 
     // ---- the data ------------------------------------------------------------
     // Each run's tests are JSON lines in gzipped, base64 blocks of a few
@@ -72,7 +75,7 @@
       this.lower = [];
       this.loaded = this.blocks.length === 0;
       this.byKey = {};
-      for (var k = 0; k < this.index.length; k++) this.byKey[key(this.index[k].suite, this.index[k].id)] = k;
+      for (var k = 0; k < this.index.length; k++) this.byKey[key(this.index[k].suite, this.index[k].id, this.index[k].tg)] = k;
     }
     Run.prototype.block = function (c) {
       if (!this.cache[c]) this.cache[c] = inflate(this.blocks[c].textContent).then(function (t) { return t.split("\n"); });
@@ -99,14 +102,14 @@
     };
     Run.prototype.text = function (k) { return this.lower[k] || ""; };
     Run.prototype.push = function (entry, line) {
-      var k = this.byKey[key(entry.suite, entry.id)];
+      var k = this.byKey[key(entry.suite, entry.id, entry.tg)];
       if (k !== undefined) { // a repeated test replaces its earlier result
         this.index[k] = entry;
         if (k < this.base) this.over[k] = line; else this.extra[k - this.base] = line;
         this.lower[k] = line.toLowerCase();
         return;
       }
-      this.byKey[key(entry.suite, entry.id)] = this.index.length;
+      this.byKey[key(entry.suite, entry.id, entry.tg)] = this.index.length;
       this.lower[this.index.length] = line.toLowerCase();
       this.index.push(entry);
       this.extra.push(line);
@@ -119,17 +122,26 @@
 
     // Items are what the list shows: one per test, or per test of either run
     // when two runs are compared.
-    var items = [];
+    // With several targets, each row names its target (multi).
+    var items = [], multi = false;
     function buildItems() {
       items = [];
+      var targets = {};
       if (cmp && runs.length === 2) {
         (cmp.tests || []).forEach(function (t) {
-          items.push({ key: key(t.suite, t.test_id), id: t.test_id, suite: t.suite, c: t,
-            a: runs[0].byKey[key(t.suite, t.test_id)], b: runs[1].byKey[key(t.suite, t.test_id)] });
+          // The base run's result is under its own target's name when
+          // two runs of one target each are compared.
+          items.push({ key: key(t.suite, t.test_id, t.target), id: t.test_id, suite: t.suite, target: t.target || "", c: t,
+            a: runs[0].byKey[key(t.suite, t.test_id, t.base_target || t.target)], b: runs[1].byKey[key(t.suite, t.test_id, t.target)] });
         });
+        multi = !!cmp.multi_target;
         return;
       }
-      runs[0].index.forEach(function (e, k) { items.push({ key: key(e.suite, e.id), id: e.id, suite: e.suite, a: k }); });
+      runs[0].index.forEach(function (e, k) {
+        targets[e.tg || ""] = true;
+        items.push({ key: key(e.suite, e.id, e.tg), id: e.id, suite: e.suite, target: e.tg || "", a: k });
+      });
+      multi = Object.keys(targets).length > 1;
     }
     function entryOf(it) {
       if (it.b !== undefined && runs[1]) return runs[1].index[it.b];
@@ -137,7 +149,7 @@
     }
 
     // ---- state -----------------------------------------------------------------
-    var state = { show: cmp ? "changed" : "all", q: "", tag: "", suite: "", sel: null };
+    var state = { show: cmp ? "changed" : "all", q: "", tag: "", suite: "", target: "", sel: null };
     var shown = [];
 
     // ---- page skeleton -------------------------------------------------------
@@ -244,7 +256,7 @@
 
     // ---- filters -------------------------------------------------------------
     var countEl = el("span", "count");
-    var search, tagSel, suiteSel;
+    var search, tagSel, suiteSel, targetSel;
     function seg(options) {
       var s = el("div", "seg");
       options.forEach(function (o) {
@@ -300,8 +312,12 @@
       suiteSel = el("select");
       suiteSel.setAttribute("aria-label", "suite");
       suiteSel.addEventListener("change", function () { state.suite = suiteSel.value; refilter(); });
+      targetSel = el("select");
+      targetSel.setAttribute("aria-label", "target");
+      targetSel.addEventListener("change", function () { state.target = targetSel.value; refilter(); });
       filters.appendChild(tagSel);
       filters.appendChild(suiteSel);
+      filters.appendChild(targetSel);
       filters.appendChild(countEl);
       refreshChoices();
     }
@@ -313,10 +329,15 @@
           if (e.suite) suites[e.suite] = true;
         });
       });
+      var targets = {};
+      items.forEach(function (it) { if (it.target) targets[it.target] = true; });
       options(tagSel, "all tags", Object.keys(tags).sort());
       options(suiteSel, "all suites", Object.keys(suites).sort());
+      options(targetSel, "all targets", Object.keys(targets).sort());
       tagSel.style.display = Object.keys(tags).length ? "" : "none";
       suiteSel.style.display = Object.keys(suites).length > 1 ? "" : "none";
+      targetSel.style.display = multi ? "" : "none";
+      if (!multi) state.target = "";
     }
     function matches(it) {
       var e = entryOf(it);
@@ -331,6 +352,7 @@
         if (state.show === "pass" && e.v !== "pass") return false;
       }
       if (state.suite && it.suite !== state.suite) return false;
+      if (state.target && it.target !== state.target) return false;
       if (state.tag) {
         var ea = it.a !== undefined ? runs[0].index[it.a] : null, eb = it.b !== undefined ? runs[1].index[it.b] : null;
         var has = function (x) { return x && (x.tags || []).indexOf(state.tag) >= 0; };
@@ -339,6 +361,7 @@
       if (state.q) {
         var q = state.q;
         if (it.id.toLowerCase().indexOf(q) >= 0 || (it.suite || "").toLowerCase().indexOf(q) >= 0) return true;
+        if (multi && it.target.toLowerCase().indexOf(q) >= 0) return true;
         if (e && (e.why || "").toLowerCase().indexOf(q) >= 0) return true;
         if (it.a !== undefined && runs[0].text(it.a).indexOf(q) >= 0) return true;
         if (it.b !== undefined && runs[1].text(it.b).indexOf(q) >= 0) return true;
@@ -393,10 +416,11 @@
         why = e.why || [e.suite, e.turns ? e.turns + " turns" : "", fmtMS(e.ms)].filter(Boolean).join(" · ");
       }
       r.appendChild(b);
-      r.appendChild(el("span", "id", it.id));
+      // The target goes first, where a long id cannot clip it.
+      r.appendChild(el("span", "id", multi ? el("span", "target", it.target || "(no target)") : null, it.id));
       r.appendChild(el("span", "score", score));
       r.appendChild(el("span", "why", why));
-      r.title = it.id;
+      r.title = multi ? it.id + " · target " + (it.target || "(none)") : it.id;
       r.addEventListener("click", function () { select(it.key, true); });
       return r;
     }
@@ -420,12 +444,19 @@
     }
 
     function select(k, push) {
+      var it = null;
+      for (var i = 0; i < items.length; i++) if (items[i].key === k) { it = items[i]; break; }
+      var parts = k ? k.split("\u001f") : [];
+      if (!it && parts.length === 2) {
+        // A link made before tests were keyed by target (suite, id): the
+        // test on its first target.
+        for (var j = 0; j < items.length; j++) if ((items[j].suite || "") === parts[0] && items[j].id === parts[1]) { it = items[j]; break; }
+        if (it) k = it.key;
+      }
       state.sel = k;
       Object.keys(rendered).forEach(function (i) {
         rendered[i].className = "row" + (rendered[i].getAttribute("data-key") === k ? " sel" : "");
       });
-      var it = null;
-      for (var i = 0; i < items.length; i++) if (items[i].key === k) { it = items[i]; break; }
       renderDetail(it);
       if (push) {
         var h = "#t=" + encodeURIComponent(k);
@@ -597,6 +628,7 @@
       var c = it.c;
       var head = el("div", "test-head", el("h2", null, it.id));
       var facts = el("div", "facts", badge(c.change));
+      if (multi || c.base_target) add(facts, el("span", null, "target " + (c.base_target ? c.base_target + " → " : "") + (it.target || "(none)")));
       if (c.base) add(facts, el("span", null, "base " + c.base.verdict + " " + fmtScore(c.base.score)));
       if (c.new) add(facts, el("span", null, "new " + c.new.verdict + " " + fmtScore(c.new.score)));
       if (c.delta) add(facts, deltaSpan(c.delta, fmtScore, true));
