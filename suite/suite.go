@@ -257,6 +257,11 @@ func (d *decoder) parse(data []byte, lang string) (*yaml.Node, bool) {
 			if strings.Contains(msg, "exceeded max depth") {
 				msg = "it nests deeper than 10,000 levels; no eval file needs that many, so this one is probably generated wrong"
 			}
+			if strings.Contains(msg, "cannot start any token") && tabIndents(data, le.Mark.Line, le.Mark.Column) {
+				// The parser's words do not say that the character is a
+				// tab, which an editor shows as spaces.
+				msg = "a tab indents this line; YAML indents with spaces"
+			}
 			d.errs = append(d.errs, &agenteval.PosError{File: d.file, Line: le.Mark.Line, Col: le.Mark.Column, Msg: "not valid " + lang + ": " + msg})
 		} else {
 			d.errs = append(d.errs, &agenteval.PosError{File: d.file, Msg: "not valid " + lang + ": " + err.Error()})
@@ -270,6 +275,34 @@ func (d *decoder) parse(data []byte, lang string) (*yaml.Node, bool) {
 		return nil, false
 	}
 	return resolve(&doc), true
+}
+
+// tabIndents says whether the given line of data (counted from 1) has a
+// tab at col, or in its indentation up to col.
+func tabIndents(data []byte, line, col int) bool {
+	for i := 1; i < line; i++ {
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			return false
+		}
+		data = data[nl+1:]
+	}
+	if nl := bytes.IndexByte(data, '\n'); nl >= 0 {
+		data = data[:nl]
+	}
+	runes := []rune(string(data))
+	if col >= 1 && col <= len(runes) && runes[col-1] == '\t' {
+		return true
+	}
+	for _, r := range runes[:min(max(col, 0), len(runes))] {
+		if r == '\t' {
+			return true
+		}
+		if r != ' ' {
+			return false
+		}
+	}
+	return false
 }
 
 // checkText reports, at its line and column, the first byte that cannot be
