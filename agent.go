@@ -17,8 +17,18 @@ type Agent interface {
 
 // AgentRequest is one turn's call.
 type AgentRequest struct {
-	// ConversationID is unique per conversation (test, and trial).
+	// ConversationID names the conversation: the same for every turn of
+	// it, and never the same for two conversations, in one run or across
+	// runs (it is built from the run's id, the target, the suite, the test
+	// and the trial). An agent may key its memory on it (a checkpointer's
+	// thread, a session) without a run continuing an earlier one.
 	ConversationID string `json:"conversation_id"`
+	// TestID and Trial say which test and trial (from 1) the conversation
+	// runs, for agents in this process that need them (a replay finds its
+	// recording by test); they are not sent to HTTP and command targets.
+	// Zero when the caller does not say.
+	TestID string `json:"-"`
+	Trial  int    `json:"-"`
 	// Turn counts from 1.
 	Turn int `json:"turn"`
 	// Messages is the full history, ending with this turn's user message

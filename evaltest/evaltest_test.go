@@ -47,7 +47,9 @@ func TestRunPasses(t *testing.T) {
 	Run(t, "testdata/booking.yaml", bookingAgent, Options{Judge: fakeJudge(t, true)})
 }
 
-// countingAgent is bookingAgent that notes each conversation it holds.
+// countingAgent is bookingAgent that notes each conversation it holds, by
+// test and trial: the conversation id also names the run, which is new
+// each time.
 type countingAgent struct {
 	mu    sync.Mutex
 	convs map[string]bool
@@ -55,7 +57,7 @@ type countingAgent struct {
 
 func (a *countingAgent) Respond(ctx context.Context, req *agenteval.AgentRequest) (*agenteval.AgentResponse, error) {
 	a.mu.Lock()
-	a.convs[req.ConversationID] = true
+	a.convs[fmt.Sprintf("%s#%d", req.TestID, req.Trial)] = true
 	a.mu.Unlock()
 	return bookingAgent(ctx, req)
 }

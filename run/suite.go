@@ -50,12 +50,21 @@ type Options struct {
 	// (suite.Options.Graders), such as grade.All() with graders of the
 	// caller's own appended. Nil means grade.All().
 	Graders []*grade.Definition
+
+	// RunID names the run in the conversation ids the agent gets
+	// (AgentRequest.ConversationID), which an agent may key its memory
+	// on: give the results header's run id, so that an id can be traced
+	// back to its run. Empty means a new random id for this call, so
+	// that ids never repeat across runs either way.
+	RunID string
 }
 
 type suiteRunner struct {
 	s   *suite.Suite
 	opt Options
 	dir string
+	// runID is opt.RunID, or the random id made for this run.
+	runID string
 
 	fatalOnce sync.Once
 	fatal     atomic.Pointer[agenteval.FatalError]
@@ -154,7 +163,10 @@ func RunSuite(ctx context.Context, s *suite.Suite, opt Options, emit func(*agent
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &suiteRunner{s: s, opt: opt, dir: filepath.Dir(s.File), cancel: cancel}
+	r := &suiteRunner{s: s, opt: opt, dir: filepath.Dir(s.File), cancel: cancel, runID: opt.RunID}
+	if r.runID == "" {
+		r.runID = newRunID()
+	}
 	// suite.Load has built every grader once already, so settings are known
 	// to be good; a Go caller's hand-made suite that is not gets an
 	// execution_error for the test concerned.

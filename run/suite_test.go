@@ -120,7 +120,7 @@ func TestConversationMode(t *testing.T) {
 			t.Errorf("turn 3 message %d = %q, want %q (the actual reply, not expected_output, carries forward)", i, got, want[i])
 		}
 	}
-	if agent.calls[0].ConversationID != "travel#1" || agent.calls[2].Turn != 3 {
+	if c := agent.calls[0]; !strings.HasSuffix(c.ConversationID, "/echo/t/travel#1") || c.TestID != "travel" || c.Trial != 1 || agent.calls[2].Turn != 3 {
 		t.Errorf("request ids: %+v", agent.calls[0])
 	}
 	names := []string{}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agenteval/agenteval"
 )
 
 // TestCommandCloseKillsChildren: an agent that leaves a child holding its
@@ -56,4 +58,25 @@ func alive(pid int) bool {
 	}
 	f := strings.Fields(string(stat))
 	return !(len(f) > 2 && f[2] == "Z")
+}
+
+// TestTemplateEvalIDAndAttempt: a cli target's {EVAL_ID} is the test's id
+// and {ATTEMPT} its trial from 0, whatever the conversation id looks like
+// (the runner's start with the run, the target and the suite); a caller
+// that names no test still gets them from a "test#trial" id.
+func TestTemplateEvalIDAndAttempt(t *testing.T) {
+	a := &TemplateAgent{Command: `printf '%s %s' {EVAL_ID} {ATTEMPT} > {OUTPUT_FILE}`}
+	for _, tt := range []struct {
+		req  agenteval.AgentRequest
+		want string
+	}{
+		{agenteval.AgentRequest{ConversationID: "a1b2c3/cli/shop/find-book#2", TestID: "find-book", Trial: 2}, "find-book 1"},
+		{agenteval.AgentRequest{ConversationID: "find-book#3"}, "find-book 2"},
+	} {
+		tt.req.Turn, tt.req.Messages = 1, agenteval.Conversation{{Role: agenteval.RoleUser, Content: "hi"}}
+		resp, err := a.Respond(context.Background(), &tt.req)
+		if err != nil || len(resp.Messages) != 1 || resp.Messages[0].Content != tt.want {
+			t.Errorf("%s: resp %+v, err %v, want %q", tt.req.ConversationID, resp, err, tt.want)
+		}
+	}
 }

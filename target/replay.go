@@ -69,18 +69,23 @@ func OpenReplay(path string) (*ReplayAgent, error) {
 	return a, nil
 }
 
-// testIDOf recovers the test id from a conversation id the runner made
-// ("test-id#trial").
-func testIDOf(conversationID string) string {
-	if i := strings.LastIndexByte(conversationID, '#'); i >= 0 {
-		return conversationID[:i]
+// testIDOf is the test a request's conversation runs: the request says,
+// or, from a caller that does not, its conversation id is "test-id#trial".
+// The runner's ids are not parsed: they start with the run, the target
+// and the suite, whose names may hold any character.
+func testIDOf(req *agenteval.AgentRequest) string {
+	if req.TestID != "" {
+		return req.TestID
 	}
-	return conversationID
+	if i := strings.LastIndexByte(req.ConversationID, '#'); i >= 0 {
+		return req.ConversationID[:i]
+	}
+	return req.ConversationID
 }
 
 // Respond replays one turn.
 func (a *ReplayAgent) Respond(_ context.Context, req *agenteval.AgentRequest) (*agenteval.AgentResponse, error) {
-	id := testIDOf(req.ConversationID)
+	id := testIDOf(req)
 	rec, ok := a.recordings[id]
 	if !ok {
 		return nil, fmt.Errorf("replay %s has no recording of test %q", a.File, id)

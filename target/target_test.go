@@ -137,6 +137,12 @@ func TestReplay(t *testing.T) {
 	if _, err := a.Respond(context.Background(), &agenteval.AgentRequest{ConversationID: "other#1", Turn: 1, Messages: agenteval.Conversation{user("x")}}); err == nil || !strings.Contains(err.Error(), `no recording of test "other"`) {
 		t.Errorf("unknown test: %v", err)
 	}
+	// The runner's conversation ids start with the run, the target and the
+	// suite; the request names the test.
+	r := &agenteval.AgentRequest{ConversationID: "a1b2c3/rec/my/suite/t#2", TestID: "t", Trial: 2, Turn: 1, Messages: agenteval.Conversation{user("one")}}
+	if resp, err := a.Respond(context.Background(), r); err != nil || resp.Messages[0].Content != "first" {
+		t.Errorf("a runner's request: resp %+v, err %v", resp, err)
+	}
 }
 
 func TestSelect(t *testing.T) {

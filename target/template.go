@@ -49,8 +49,14 @@ func (a *TemplateAgent) Respond(ctx context.Context, req *agenteval.AgentRequest
 	if err := os.WriteFile(promptFile, []byte(prompt), 0o600); err != nil {
 		return nil, err
 	}
-	id, attempt, _ := strings.Cut(req.ConversationID, "#")
-	n, _ := strconv.Atoi(attempt)
+	id, n := req.TestID, req.Trial
+	if id == "" {
+		// A caller that does not say: the id is the test's ("test#trial"),
+		// as the runner named conversations before run ids were in them.
+		var attempt string
+		id, attempt, _ = strings.Cut(req.ConversationID, "#")
+		n, _ = strconv.Atoi(attempt)
+	}
 	format := a.FilesFormat
 	if format == "" {
 		format = "{path}"
