@@ -81,11 +81,16 @@ func (s *Summary) Add(r *agenteval.Result) {
 	}
 }
 
-// MetricNames lists the score names seen, sorted.
+// MetricNames lists, sorted, the score names that were graded at least
+// once (scored or errored). A name only ever skipped (a turn with nothing
+// to grade, a turn cut off by on_turn_failure) has no mean to show, so a
+// table of means leaves it out; Metrics still holds it.
 func (s *Summary) MetricNames() []string {
 	out := make([]string, 0, len(s.Metrics))
-	for n := range s.Metrics {
-		out = append(out, n)
+	for n, m := range s.Metrics {
+		if m.Count > 0 || m.Errors > 0 {
+			out = append(out, n)
+		}
 	}
 	sort.Strings(out)
 	return out

@@ -52,6 +52,24 @@ func TestSummary(t *testing.T) {
 	}
 }
 
+// TestMetricNamesLeaveOutTheUngraded: a score name that was only ever
+// skipped (a turn with nothing to grade) has no mean, so the names a
+// summary table lists leave it out, instead of a mean of 0 over no tests.
+func TestMetricNamesLeaveOutTheUngraded(t *testing.T) {
+	var sum Summary
+	sum.Add(&agenteval.Result{TestID: "c", Verdict: agenteval.VerdictPass, Scores: []agenteval.Score{
+		{Name: "turn-1", Type: "none", Verdict: agenteval.VerdictSkip, Reason: "nothing to grade"},
+		{Name: "turn-2", Score: 1, Verdict: agenteval.VerdictPass, Weight: 1},
+		{Name: "turn-3", Verdict: agenteval.VerdictError, Weight: 1},
+	}})
+	if names := strings.Join(sum.MetricNames(), ","); names != "turn-2,turn-3" {
+		t.Errorf("metric names = %s, want turn-2,turn-3", names)
+	}
+	if m := sum.Metrics["turn-1"]; m == nil || m.Count != 0 {
+		t.Errorf("turn-1 = %+v; the summary still records it", m)
+	}
+}
+
 // trialsResult is a test that ran once per letter of verdicts: p passed, f
 // failed, e failed to run. Like a result read from a file written without
 // pass_at_k, it carries only its trials, so the summary computes the rest.
