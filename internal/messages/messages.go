@@ -124,7 +124,89 @@ type Options struct {
 type Decoder struct {
 	Options
 	Problems []Problem
+
+	// base is the path the exported method being run was given: the root
+	// of the paths of its problems (see at).
+	base jsonpos.Path
 }
+
+// at is where the value being decoded is, below Decoder.base: a chain of
+// frames on the stack, made into a jsonpos.Path only when a problem, a
+// callback or a relative path needs one, so that messages without
+// problems cost no allocations for paths. The zero at is the base.
+//
+// Frames are never stored, and a path is made of copies of their keys
+// (strings.Clone), not of the strings they hold: escape analysis does not
+// tell a struct's fields apart, so a path holding a frame's string would
+// make it think the frame's up pointer leaks, and every frame would move
+// to the heap. TestValidMessagesAllocate keeps them off it.
+type at struct {
+	up   *at
+	name string
+	i    int
+	kind atKind
+}
+
+type atKind uint8
+
+const (
+	atBase atKind = iota
+	atKey
+	atKeyName
+	atIndex
+)
+
+func (a *at) key(k string) at     { return at{up: a, name: k, kind: atKey} }
+func (a *at) keyName(k string) at { return at{up: a, name: k, kind: atKeyName} }
+func (a *at) index(i int) at      { return at{up: a, i: i, kind: atIndex} }
+
+// depth is how many elements a adds to the base.
+func (a *at) depth() int {
+	n := 0
+	for x := a; x.kind != atBase; x = x.up {
+		n++
+	}
+	return n
+}
+
+// path makes a's path, below base, with extra elements after it. With no
+// element to add it is base itself, as a path given to an exported method
+// is reported as it was given.
+func (a *at) path(base jsonpos.Path, extra ...any) jsonpos.Path {
+	n := a.depth()
+	if n == 0 && len(extra) == 0 {
+		return base
+	}
+	out := make(jsonpos.Path, len(base)+n, len(base)+n+len(extra))
+	copy(out, base)
+	j := len(out)
+	for x := a; x.kind != atBase; x = x.up {
+		j--
+		switch x.kind {
+		case atKey:
+			out[j] = strings.Clone(x.name)
+		case atKeyName:
+			out[j] = jsonpos.KeyName(strings.Clone(x.name))
+		case atIndex:
+			out[j] = x.i
+		}
+	}
+	return append(out, extra...)
+}
+
+// path is p's path.
+func (d *Decoder) path(p *at) jsonpos.Path { return p.path(d.base) }
+
+// enter sets the base of the paths of an exported method's problems to
+// p, returning the base to restore when it is done (a callback may decode
+// with the same decoder).
+func (d *Decoder) enter(p jsonpos.Path) (restore jsonpos.Path) {
+	restore, d.base = d.base, p
+	return restore
+}
+
+// leave restores the base enter returned.
+func (d *Decoder) leave(base jsonpos.Path) { d.base = base }
 
 // Errors counts the problems that are not warnings.
 func (d *Decoder) Errors() int {
@@ -138,12 +220,12 @@ func (d *Decoder) Errors() int {
 }
 
 // fail reports what is wrong: an error, or a warning when Lenient.
-func (d *Decoder) fail(p jsonpos.Path, format string, a ...any) {
-	d.Problems = append(d.Problems, Problem{Path: p, Msg: fmt.Sprintf(format, a...), Warning: d.Lenient})
+func (d *Decoder) fail(p *at, format string, a ...any) {
+	d.Problems = append(d.Problems, Problem{Path: d.path(p), Msg: fmt.Sprintf(format, a...), Warning: d.Lenient})
 }
 
-func (d *Decoder) warn(p jsonpos.Path, format string, a ...any) {
-	d.Problems = append(d.Problems, Problem{Path: p, Msg: fmt.Sprintf(format, a...), Warning: true})
+func (d *Decoder) warn(p *at, format string, a ...any) {
+	d.Problems = append(d.Problems, Problem{Path: d.path(p), Msg: fmt.Sprintf(format, a...), Warning: true})
 }
 
 // The keys each kind of object may have, for Options.UnknownKey.
@@ -156,7 +238,7 @@ var (
 
 // unknown tells Options.UnknownKey about the keys of f not in known, in
 // sorted order so that reports do not depend on map order.
-func (d *Decoder) unknown(p jsonpos.Path, f map[string]any, what string, known []string) {
+func (d *Decoder) unknown(p *at, f map[string]any, what string, known []string) {
 	if d.UnknownKey == nil {
 		return
 	}
@@ -168,7 +250,7 @@ func (d *Decoder) unknown(p jsonpos.Path, f map[string]any, what string, known [
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		d.UnknownKey(p.Append(jsonpos.KeyName(k)), what, known)
+		d.UnknownKey(p.path(d.base, jsonpos.KeyName(k)), what, known)
 	}
 }
 
@@ -185,6 +267,11 @@ func contains(list []string, s string) bool {
 // conv[i] came from: a call's output makes a tool message after the
 // message that made the call.
 func (d *Decoder) List(p jsonpos.Path, v any) (conv agenteval.Conversation, src []int) {
+	defer d.leave(d.enter(p))
+	return d.list(&at{}, v)
+}
+
+func (d *Decoder) list(p *at, v any) (conv agenteval.Conversation, src []int) {
 	items, ok := v.([]any)
 	if !ok {
 		d.fail(p, "must be a list of messages, not %s", KindOf(v))
@@ -192,11 +279,15 @@ func (d *Decoder) List(p jsonpos.Path, v any) (conv agenteval.Conversation, src 
 	}
 	conv = make(agenteval.Conversation, 0, len(items))
 	for i, it := range items {
-		ms := d.Message(p.Append(i), it)
-		for range ms {
+		ip := p.index(i)
+		n := len(conv)
+		conv = d.message(&ip, it, conv)
+		for range conv[n:] {
+			if src == nil {
+				src = make([]int, 0, len(items))
+			}
 			src = append(src, i)
 		}
-		conv = append(conv, ms...)
 	}
 	return conv, src
 }
@@ -205,6 +296,12 @@ func (d *Decoder) List(p jsonpos.Path, v any) (conv agenteval.Conversation, src 
 // calls' outputs make. It returns nothing for a value that is not a
 // message object, and, when Lenient, for a message it cannot read.
 func (d *Decoder) Message(p jsonpos.Path, v any) []agenteval.Message {
+	defer d.leave(d.enter(p))
+	return d.message(&at{}, v, nil)
+}
+
+// message appends what Message returns to conv.
+func (d *Decoder) message(p *at, v any, conv agenteval.Conversation) agenteval.Conversation {
 	f, ok := v.(map[string]any)
 	if !ok {
 		if d.Lenient {
@@ -212,39 +309,47 @@ func (d *Decoder) Message(p jsonpos.Path, v any) []agenteval.Message {
 		} else {
 			d.fail(p, "a message must be a JSON object, not %s", KindOf(v))
 		}
-		return nil
+		return conv
 	}
 	role, explicit, ok := d.role(p, f)
 	if !ok && d.Lenient {
-		return nil
+		return conv
 	}
 	m := agenteval.Message{Role: role}
 	var reasoning string
 	content, hasContent := f["content"]
 	if in, hasInput := f["input"]; hasInput {
 		if hasContent && content != nil && in != nil {
-			d.fail(p.Append(jsonpos.KeyName("input")), "a message has both content and input, two names for its text; keep one")
+			kp := p.keyName("input")
+			d.fail(&kp, "a message has both content and input, two names for its text; keep one")
 		} else if !hasContent || content == nil {
 			content, hasContent = in, true
 		}
 	}
 	if hasContent {
-		c := d.Content(p.Append(contentKey(f)), content)
+		cp := p.key(contentKey(f))
+		c := d.content(&cp, content)
 		m.Content, m.Parts, reasoning = c.Text, c.Parts, c.Reasoning
 	}
 	if v, ok := f["name"]; ok && v != nil {
-		m.Name = d.str(p.Append("name"), "name", v)
+		kp := p.key("name")
+		m.Name = d.str(&kp, "name", v)
 	}
 	if v, ok := f["tool_call_id"]; ok && v != nil {
-		m.ToolCallID = d.id(p.Append("tool_call_id"), "tool_call_id", v)
+		kp := p.key("tool_call_id")
+		m.ToolCallID = d.id(&kp, "tool_call_id", v)
 	}
+	// results are the tool messages of the calls' outputs, appended to
+	// conv after m once m is complete.
 	var results agenteval.Conversation
 	if v, ok := f["tool_calls"]; ok && v != nil {
-		m.ToolCalls, results = d.ToolCalls(p.Append("tool_calls"), v)
+		kp := p.key("tool_calls")
+		m.ToolCalls, results = d.toolCalls(&kp, v)
 	}
 	if v, ok := f["function_call"]; ok && v != nil {
 		// OpenAI's older single call: {name, arguments}.
-		if c, res, ok := d.call(p.Append("function_call"), v, len(m.ToolCalls)); ok {
+		kp := p.key("function_call")
+		if c, res, ok := d.call(&kp, v, len(m.ToolCalls)); ok {
 			m.ToolCalls = append(m.ToolCalls, c)
 			results = append(results, res...)
 		}
@@ -253,7 +358,8 @@ func (d *Decoder) Message(p jsonpos.Path, v any) []agenteval.Message {
 		if md, ok := v.(map[string]any); ok {
 			m.Metadata = md
 		} else {
-			d.fail(p.Append("metadata"), "metadata must be a JSON object, not %s", KindOf(v))
+			kp := p.key("metadata")
+			d.fail(&kp, "metadata must be a JSON object, not %s", KindOf(v))
 		}
 	}
 	d.unknown(p, f, "a message", MessageKeys)
@@ -272,10 +378,12 @@ func (d *Decoder) Message(p jsonpos.Path, v any) []agenteval.Message {
 		case !explicit && d.DefaultRole != "":
 			m.Role = agenteval.RoleAssistant
 		case explicit && m.Role != "" && m.Role != agenteval.RoleAssistant && !d.Lenient:
-			d.fail(p.Append("tool_calls"), "only assistant messages may make tool calls, this one is %s", m.Role)
+			kp := p.key("tool_calls")
+			d.fail(&kp, "only assistant messages may make tool calls, this one is %s", m.Role)
 		}
 	}
-	return append(agenteval.Conversation{m}, results...)
+	conv = append(conv, m)
+	return append(conv, results...)
 }
 
 func contentKey(f map[string]any) string {
@@ -290,41 +398,8 @@ func contentKey(f map[string]any) string {
 
 // role reads a message's role from "role" and Ragas's "type". explicit
 // says the message named it; ok false means it has none to use.
-func (d *Decoder) role(p jsonpos.Path, f map[string]any) (role agenteval.Role, explicit, ok bool) {
-	// read parses one key: named says the message gives it at all.
-	read := func(key string) (r agenteval.Role, named bool) {
-		v, present := f[key]
-		if !present || v == nil {
-			return "", false
-		}
-		s, isStr := v.(string)
-		if !isStr {
-			d.fail(p.Append(key), "%s must be a string, not %s", key, KindOf(v))
-			return "", true
-		}
-		if key == "type" && s == "message" {
-			// The Responses API marks its message items so; not a role.
-			return "", false
-		}
-		if strings.TrimSpace(s) == "" {
-			return "", false
-		}
-		r, known := agenteval.ParseRole(s)
-		if !known {
-			switch {
-			case d.Lenient && key == "type":
-				d.warn(p.Append(key), "unknown message type %q; left out", s)
-			case d.Lenient:
-				d.warn(p.Append(key), "unknown role %q; left out", s)
-			case key == "type":
-				d.fail(p.Append(key), "unknown message type %q; use human, ai or tool", s)
-			default:
-				d.fail(p.Append(key), "unknown role %q; use user, assistant, tool or system", s)
-			}
-		}
-		return r, true
-	}
-	rr, hasRole := read("role")
+func (d *Decoder) role(p *at, f map[string]any) (role agenteval.Role, explicit, ok bool) {
+	rr, hasRole := d.readRole(p, f, "role")
 	if d.Lenient && rr != "" {
 		// A recorded message's role is all a reader needs; formats put
 		// other things under "type".
@@ -333,11 +408,12 @@ func (d *Decoder) role(p jsonpos.Path, f map[string]any) (role agenteval.Role, e
 	var tr agenteval.Role
 	hasType := false
 	if !(d.Lenient && hasRole) {
-		tr, hasType = read("type")
+		tr, hasType = d.readRole(p, f, "type")
 	}
 	switch {
 	case rr != "" && tr != "" && rr != tr:
-		d.fail(p.Append("role"), "role %q disagrees with type %q; keep one of them", rr, tr)
+		kp := p.key("role")
+		d.fail(&kp, "role %q disagrees with type %q; keep one of them", rr, tr)
 		return "", true, false
 	case rr != "":
 		return rr, true, true
@@ -356,7 +432,44 @@ func (d *Decoder) role(p jsonpos.Path, f map[string]any) (role agenteval.Role, e
 	return "", false, false
 }
 
-func (d *Decoder) str(p jsonpos.Path, what string, v any) string {
+// readRole parses the role under one key of a message: named says the
+// message gives it at all.
+func (d *Decoder) readRole(p *at, f map[string]any, key string) (r agenteval.Role, named bool) {
+	v, present := f[key]
+	if !present || v == nil {
+		return "", false
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		kp := p.key(key)
+		d.fail(&kp, "%s must be a string, not %s", key, KindOf(v))
+		return "", true
+	}
+	if key == "type" && s == "message" {
+		// The Responses API marks its message items so; not a role.
+		return "", false
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", false
+	}
+	r, known := agenteval.ParseRole(s)
+	if !known {
+		kp := p.key(key)
+		switch {
+		case d.Lenient && key == "type":
+			d.warn(&kp, "unknown message type %q; left out", s)
+		case d.Lenient:
+			d.warn(&kp, "unknown role %q; left out", s)
+		case key == "type":
+			d.fail(&kp, "unknown message type %q; use human, ai or tool", s)
+		default:
+			d.fail(&kp, "unknown role %q; use user, assistant, tool or system", s)
+		}
+	}
+	return r, true
+}
+
+func (d *Decoder) str(p *at, what string, v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
@@ -371,7 +484,7 @@ func (d *Decoder) str(p jsonpos.Path, what string, v any) string {
 }
 
 // id reads an id, which formats write as a string or a number.
-func (d *Decoder) id(p jsonpos.Path, what string, v any) string {
+func (d *Decoder) id(p *at, what string, v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
@@ -387,6 +500,11 @@ func (d *Decoder) id(p jsonpos.Path, what string, v any) string {
 // ToolCalls decodes a list of tool calls, and the tool messages their
 // outputs make.
 func (d *Decoder) ToolCalls(p jsonpos.Path, v any) ([]agenteval.ToolCall, agenteval.Conversation) {
+	defer d.leave(d.enter(p))
+	return d.toolCalls(&at{}, v)
+}
+
+func (d *Decoder) toolCalls(p *at, v any) ([]agenteval.ToolCall, agenteval.Conversation) {
 	if v == nil {
 		return nil, nil
 	}
@@ -398,9 +516,13 @@ func (d *Decoder) ToolCalls(p jsonpos.Path, v any) ([]agenteval.ToolCall, agente
 	var calls []agenteval.ToolCall
 	var results agenteval.Conversation
 	for i, it := range items {
-		c, res, ok := d.call(p.Append(i), it, i)
+		ip := p.index(i)
+		c, res, ok := d.call(&ip, it, i)
 		if !ok {
 			continue
+		}
+		if calls == nil {
+			calls = make([]agenteval.ToolCall, 0, len(items)-i)
 		}
 		calls = append(calls, c)
 		results = append(results, res...)
@@ -410,7 +532,7 @@ func (d *Decoder) ToolCalls(p jsonpos.Path, v any) ([]agenteval.ToolCall, agente
 
 // call decodes one tool call; i is its place among its message's calls,
 // for the id of an output without one.
-func (d *Decoder) call(p jsonpos.Path, v any, i int) (agenteval.ToolCall, agenteval.Conversation, bool) {
+func (d *Decoder) call(p *at, v any, i int) (agenteval.ToolCall, agenteval.Conversation, bool) {
 	var tc agenteval.ToolCall
 	f, ok := v.(map[string]any)
 	if !ok {
@@ -423,71 +545,81 @@ func (d *Decoder) call(p jsonpos.Path, v any, i int) (agenteval.ToolCall, agente
 	}
 	// A name and arguments may each be written under several keys; they
 	// are looked for in this order, so that a lenient read is stable.
-	type given struct {
-		path jsonpos.Path
-		v    any
-	}
-	var names, args []given
+	// There are three keys of a name and four of arguments: arrays keep
+	// them on the stack, the values apart from the frames of their paths,
+	// lest escape analysis, which does not tell fields apart, move the
+	// frames to the heap with the values.
+	var names, args [4]at
+	var nameVs, argVs [4]any
+	nn, na := 0, 0
+	fp := p.key("function")
 	if fv, ok := f["function"]; ok && fv != nil {
 		switch fn := fv.(type) {
 		case map[string]any:
 			if n, ok := fn["name"]; ok && n != nil {
-				names = append(names, given{p.Append("function", "name"), n})
+				names[nn], nameVs[nn] = fp.key("name"), n
+				nn++
 			}
 			if a, ok := fn["arguments"]; ok {
-				args = append(args, given{p.Append("function", "arguments"), a})
+				args[na], argVs[na] = fp.key("arguments"), a
+				na++
 			}
-			d.unknown(p.Append("function"), fn, "a tool call's function", FunctionKeys)
+			d.unknown(&fp, fn, "a tool call's function", FunctionKeys)
 		case string:
 			// Inspect names the function so.
-			names = append(names, given{p.Append("function"), fn})
+			names[nn], nameVs[nn] = fp, fn
+			nn++
 		default:
-			d.fail(p.Append("function"), "function must be an object with name and arguments")
+			d.fail(&fp, "function must be an object with name and arguments")
 		}
 	}
-	for _, k := range []string{"name", "tool"} {
+	for _, k := range [...]string{"name", "tool"} {
 		if n, ok := f[k]; ok && n != nil {
-			names = append(names, given{p.Append(k), n})
+			names[nn], nameVs[nn] = p.key(k), n
+			nn++
 		}
 	}
-	for _, k := range []string{"args", "arguments", "input"} {
+	for _, k := range [...]string{"args", "arguments", "input"} {
 		if a, ok := f[k]; ok {
-			args = append(args, given{p.Append(k), a})
+			args[na], argVs[na] = p.key(k), a
+			na++
 		}
 	}
-	if len(names) > 0 {
-		tc.Name = d.str(names[0].path, "a tool's name", names[0].v)
-		for _, n := range names[1:] {
-			if s, _ := n.v.(string); s != tc.Name {
-				d.fail(n.path, "the call's name is given twice (%s and %s); keep one", names[0].path[len(p):], n.path[len(p):])
+	if nn > 0 {
+		tc.Name = d.str(&names[0], "a tool's name", nameVs[0])
+		for j := 1; j < nn; j++ {
+			if s, _ := nameVs[j].(string); s != tc.Name {
+				d.fail(&names[j], "the call's name is given twice (%s and %s); keep one", d.below(p, &names[0]), d.below(p, &names[j]))
 			}
 		}
 	}
 	if strings.TrimSpace(tc.Name) == "" {
 		d.fail(p, "tool call has no name; give \"name\" (or function.name)")
 	}
-	argsPath := p
+	argsAt := p
 	var written any
-	if len(args) > 0 {
-		argsPath, written = args[0].path, args[0].v
-		for _, a := range args[1:] {
-			d.fail(a.path, "the call's arguments are given twice (%s and %s); keep one", args[0].path[len(p):], a.path[len(p):])
+	if na > 0 {
+		argsAt, written = &args[0], argVs[0]
+		for j := 1; j < na; j++ {
+			d.fail(&args[j], "the call's arguments are given twice (%s and %s); keep one", d.below(p, &args[0]), d.below(p, &args[j]))
 		}
 	}
-	tc.Args, tc.RawArgs, tc.KeyOrder = d.Args(argsPath, written)
-	for _, k := range []string{"id", "call_id", "tool_call_id"} {
+	tc.Args, tc.RawArgs, tc.KeyOrder = d.args(argsAt, written)
+	for _, k := range [...]string{"id", "call_id", "tool_call_id"} {
 		if v, ok := f[k]; ok && v != nil {
-			tc.ID = d.id(p.Append(k), k, v)
+			kp := p.key(k)
+			tc.ID = d.id(&kp, k, v)
 			break
 		}
 	}
 	if v, ok := f["raw_args"]; ok && v != nil {
-		raw := d.str(p.Append("raw_args"), "raw_args", v)
+		kp := p.key("raw_args")
+		raw := d.str(&kp, "raw_args", v)
 		if raw != "" && len(tc.Args) == 0 {
 			if d.StrictArgs {
-				d.fail(p.Append("raw_args"), "raw_args keeps arguments a model wrote that did not parse; here write the arguments as a JSON object")
+				d.fail(&kp, "raw_args keeps arguments a model wrote that did not parse; here write the arguments as a JSON object")
 			} else {
-				d.warn(p.Append("raw_args"), "arguments were not valid JSON when recorded; kept as raw text, and every check of this call's arguments will fail")
+				d.warn(&kp, "arguments were not valid JSON when recorded; kept as raw text, and every check of this call's arguments will fail")
 				tc.Args, tc.RawArgs, tc.KeyOrder = nil, raw, nil
 			}
 		}
@@ -496,7 +628,8 @@ func (d *Decoder) call(p jsonpos.Path, v any, i int) (agenteval.ToolCall, agente
 		if ms, ok := number(v); ok {
 			tc.DurationMS = ms
 		} else {
-			d.fail(p.Append("duration_ms"), "duration_ms must be a number, not %s", KindOf(v))
+			kp := p.key("duration_ms")
+			d.fail(&kp, "duration_ms must be a number, not %s", KindOf(v))
 		}
 	}
 	d.unknown(p, f, "a tool call", ToolCallKeys)
@@ -508,6 +641,11 @@ func (d *Decoder) call(p jsonpos.Path, v any, i int) (agenteval.ToolCall, agente
 		tc.ID = "call_" + strconv.Itoa(i+1)
 	}
 	return tc, agenteval.Conversation{{Role: agenteval.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: Text(out)}}, true
+}
+
+// below is the path of a below p, for naming one of a call's keys.
+func (d *Decoder) below(p, a *at) jsonpos.Path {
+	return d.path(a)[len(d.base)+p.depth():]
 }
 
 func number(v any) (float64, bool) {
@@ -533,12 +671,17 @@ func number(v any) (float64, bool) {
 // keep. keyOrder is the written order of nested objects' keys, where it
 // can be known.
 func (d *Decoder) Args(p jsonpos.Path, v any) (args map[string]any, raw string, keyOrder map[string][]string) {
+	defer d.leave(d.enter(p))
+	return d.args(&at{}, v)
+}
+
+func (d *Decoder) args(p *at, v any) (args map[string]any, raw string, keyOrder map[string][]string) {
 	switch x := v.(type) {
 	case nil:
 		return map[string]any{}, "", nil
 	case map[string]any:
 		if agenteval.HasNestedObjects(x) && d.KeyOrder != nil {
-			keyOrder = d.KeyOrder(p)
+			keyOrder = d.KeyOrder(d.path(p))
 		}
 		return x, "", keyOrder
 	case string:
@@ -584,6 +727,11 @@ type Content struct {
 
 // Content decodes a message's content.
 func (d *Decoder) Content(p jsonpos.Path, v any) Content {
+	defer d.leave(d.enter(p))
+	return d.content(&at{}, v)
+}
+
+func (d *Decoder) content(p *at, v any) Content {
 	switch x := v.(type) {
 	case nil:
 		return Content{}
@@ -603,14 +751,17 @@ func (d *Decoder) Content(p jsonpos.Path, v any) Content {
 
 // blocks decodes a list of content blocks; one is a single block given
 // as the content itself, whose path is p.
-func (d *Decoder) blocks(p jsonpos.Path, items []any, one bool) Content {
-	var texts, reasoning []string
+func (d *Decoder) blocks(p *at, items []any, one bool) Content {
+	// Most content has a few pieces of text: the arrays keep their lists
+	// off the heap.
+	var textBuf, reasoningBuf [4]string
+	texts, reasoning := textBuf[:0], reasoningBuf[:0]
 	var parts []agenteval.Part
 	files := false
 	for i, it := range items {
-		ip := p
+		ip := *p
 		if !one {
-			ip = p.Append(i)
+			ip = p.index(i)
 		}
 		switch b := it.(type) {
 		case string:
@@ -619,53 +770,54 @@ func (d *Decoder) blocks(p jsonpos.Path, items []any, one bool) Content {
 			}
 			continue
 		case map[string]any:
-			d.unknown(ip, b, "a content block", BlockKeys)
+			d.unknown(&ip, b, "a content block", BlockKeys)
 			typ, isStr := b["type"].(string)
 			if !isStr && b["type"] != nil {
-				d.fail(ip.Append("type"), "a content block's type must be a string, not %s", KindOf(b["type"]))
+				tp := ip.key("type")
+				d.fail(&tp, "a content block's type must be a string, not %s", KindOf(b["type"]))
 				continue
 			}
 			switch typ {
 			case "text", "input_text", "output_text":
-				if t := d.blockText(ip, b, "text", "value", "content"); t != "" {
+				if t := d.blockText(&ip, b, "text", "value", "content"); t != "" {
 					texts = append(texts, t)
 				}
 			case "":
 				// OpenAI's parts may leave out a text part's type; an
 				// AgentV block without one ({value: ...}) could be a file.
 				if !hasAny(b, "text", "content") {
-					d.fail(ip, "a content block needs a type: text, image or file")
+					d.fail(&ip, "a content block needs a type: text, image or file")
 					continue
 				}
-				if t := d.blockText(ip, b, "text", "content"); t != "" {
+				if t := d.blockText(&ip, b, "text", "content"); t != "" {
 					texts = append(texts, t)
 				}
 			case "reasoning", "thinking":
-				if t := d.blockText(ip, b, "reasoning", "thinking", "text", "content"); t != "" {
+				if t := d.blockText(&ip, b, "reasoning", "thinking", "text", "content"); t != "" {
 					reasoning = append(reasoning, t)
 				}
 			case "redacted_thinking":
 				// Encrypted; there is no text to keep.
 			case "tool_use", "tool_call", "function_call":
 				if !d.Lenient {
-					d.warn(ip, "content block type %q is a tool call; write calls in tool_calls. Left out", typ)
+					d.warn(&ip, "content block type %q is a tool call; write calls in tool_calls. Left out", typ)
 				}
 			case "image", "image_url", "input_image":
-				if part, ok := d.image(ip, b); ok {
+				if part, ok := d.image(&ip, b); ok {
 					parts = append(parts, part)
 				}
 			case "file", "input_file":
-				text, part, ok := d.file(ip, b)
+				text, part, ok := d.file(&ip, b)
 				if ok {
 					files = true
 					texts = append(texts, text)
 					parts = append(parts, part)
 				}
 			default:
-				d.warn(ip, "content block type %q is not text, an image or a file; left out", typ)
+				d.warn(&ip, "content block type %q is not text, an image or a file; left out", typ)
 			}
 		default:
-			d.fail(ip, "a content part must be an object like {\"type\": \"text\", \"text\": ...}, not %s", KindOf(it))
+			d.fail(&ip, "a content part must be an object like {\"type\": \"text\", \"text\": ...}, not %s", KindOf(it))
 		}
 	}
 	sep := "\n"
@@ -687,25 +839,29 @@ func hasAny(m map[string]any, keys ...string) bool {
 
 // blockText reads a block's text from the first of keys it has. The
 // Assistants API writes text as {value, annotations}.
-func (d *Decoder) blockText(p jsonpos.Path, b map[string]any, keys ...string) string {
+func (d *Decoder) blockText(p *at, b map[string]any, keys ...string) string {
 	for _, k := range keys {
 		v, ok := b[k]
 		if !ok || v == nil {
 			continue
 		}
-		if m, ok := v.(map[string]any); ok {
-			if s, ok := m["value"].(string); ok {
+		switch x := v.(type) {
+		case string:
+			return x
+		case map[string]any:
+			if s, ok := x["value"].(string); ok {
 				return s
 			}
 		}
-		return d.str(p.Append(k), "a block's "+k, v)
+		kp := p.key(k)
+		return d.str(&kp, "a block's "+k, v)
 	}
 	return ""
 }
 
 // ref finds what a file or image block points at, and the key it is under.
 func ref(b map[string]any) (string, string) {
-	for _, k := range []string{"value", "path", "url", "image_url", "source", "file"} {
+	for _, k := range [...]string{"value", "path", "url", "image_url", "source", "file"} {
 		switch x := b[k].(type) {
 		case string:
 			return x, k
@@ -732,7 +888,7 @@ func isURL(s string) bool {
 	return strings.HasPrefix(s, "data:") || strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
 }
 
-func (d *Decoder) image(p jsonpos.Path, b map[string]any) (agenteval.Part, bool) {
+func (d *Decoder) image(p *at, b map[string]any) (agenteval.Part, bool) {
 	r, key := ref(b)
 	switch {
 	case r == "":
@@ -744,7 +900,8 @@ func (d *Decoder) image(p jsonpos.Path, b map[string]any) (agenteval.Part, bool)
 		d.warn(p, "image %s is a path, and only eval files read images from disk; left out", r)
 		return agenteval.Part{}, false
 	}
-	_, part, ok := d.Attach(p.Append(key), "image", r)
+	kp := p.key(key)
+	_, part, ok := d.Attach(d.path(&kp), "image", r)
 	return part, ok
 }
 
@@ -760,7 +917,7 @@ func dataMediaType(url string) string {
 	return ""
 }
 
-func (d *Decoder) file(p jsonpos.Path, b map[string]any) (string, agenteval.Part, bool) {
+func (d *Decoder) file(p *at, b map[string]any) (string, agenteval.Part, bool) {
 	if d.Attach == nil {
 		d.warn(p, "a file block is left out: only eval files read files")
 		return "", agenteval.Part{}, false
@@ -770,7 +927,8 @@ func (d *Decoder) file(p jsonpos.Path, b map[string]any) (string, agenteval.Part
 		d.fail(p, "a file block needs value: the file's path")
 		return "", agenteval.Part{}, false
 	}
-	return d.Attach(p.Append(key), "file", r)
+	kp := p.key(key)
+	return d.Attach(d.path(&kp), "file", r)
 }
 
 // KindOf names the JSON type of a decoded value, for messages.

@@ -345,3 +345,37 @@ func TestListOfSomethingElse(t *testing.T) {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 }
+
+// TestValidMessagesAllocate: messages without problems cost no
+// allocations for the paths a problem would have: the conversation, its
+// sources, each list of calls and text joined from blocks are all a valid
+// list allocates, with the callbacks' options set.
+func TestValidMessagesAllocate(t *testing.T) {
+	in := `[
+		{"type": "human", "content": "Book a table for 2 at 8pm"},
+		{"type": "ai", "content": "Working on it.", "tool_calls": [{"name": "search", "args": {"party_size": 2, "time": "8pm"}}]},
+		{"type": "tool", "content": "ok: Restaurant 0"},
+		{"role": "assistant", "content": [{"type": "text", "text": "Booking"}, "it"], "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "book", "arguments": {"name": "Restaurant 0"}}}]},
+		{"role": "tool", "tool_call_id": "c1", "content": "booked"},
+		{"role": "assistant", "content": "Your table is booked."}]`
+	var v any
+	if err := strictjson.Decode([]byte(in), &v); err != nil {
+		t.Fatal(err)
+	}
+	d := &Decoder{Options: Options{
+		UnknownKey: func(jsonpos.Path, string, []string) { t.Error("unknown key") },
+		KeyOrder:   func(jsonpos.Path) map[string][]string { return nil },
+	}}
+	base := jsonpos.Path{"messages"}
+	allocs := testing.AllocsPerRun(100, func() {
+		d.List(base, v)
+	})
+	// The conversation, its sources, two lists of one call and the text
+	// of the blocks.
+	if allocs > 5 {
+		t.Errorf("decoding valid messages made %v allocations, want 5", allocs)
+	}
+	if len(d.Problems) > 0 {
+		t.Errorf("problems: %v", d.Problems)
+	}
+}
