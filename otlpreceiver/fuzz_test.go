@@ -22,7 +22,7 @@ func FuzzHandle(f *testing.F) {
 	}
 	f.Add([]byte{0x0a, 0x02, 0x0a, 0x00}, false)
 	f.Add([]byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz"}]}]}]}`), true)
-	r := &Receiver{traces: map[string]*traceBucket{}, convs: map[string]map[string]bool{}, arrived: make(chan struct{})}
+	r := newReceiver(Options{})
 	f.Fuzz(func(t *testing.T, body []byte, isJSON bool) {
 		ctype := "application/x-protobuf"
 		if isJSON {
@@ -41,7 +41,7 @@ func FuzzHandle(f *testing.F) {
 		var all []trace.Span
 		for id, b := range r.traces {
 			all = append(all, b.spans...)
-			delete(r.traces, id)
+			r.remove(id)
 		}
 		r.convs = map[string]map[string]bool{}
 		r.mu.Unlock()

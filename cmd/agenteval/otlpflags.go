@@ -2,9 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/bytesize"
 	"github.com/agenteval/agenteval/otlpreceiver"
 	"github.com/agenteval/agenteval/target"
 	"github.com/spf13/pflag"
@@ -15,26 +19,59 @@ import (
 type otlpFlags struct {
 	listen   string
 	wait     time.Duration
+	token    string
 	receiver *otlpreceiver.Receiver
 }
 
+// tokenEnv holds the --otlp-token a run takes when the flag is not given;
+// a token in the environment stays out of the process list.
+const tokenEnv = "AGENTEVAL_OTLP_TOKEN"
+
 func (f *otlpFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&f.listen, "otlp-listen", "", "receive the agent's OpenTelemetry traces and logs over OTLP/HTTP on this address (such as 127.0.0.1:4318) during the run; graders then see the tool calls its spans record")
+	fl.StringVar(&f.listen, "otlp-listen", "", "receive the agent's OpenTelemetry traces and logs over OTLP/HTTP on this address (such as 127.0.0.1:4318, or just a port, on the loopback address) during the run; graders then see the tool calls its spans record. :PORT or 0.0.0.0:PORT listens on every network interface")
 	fl.DurationVar(&f.wait, "otlp-wait", time.Second, "with --otlp-listen: the longest a turn waits after the reply for spans still being exported")
+	fl.StringVar(&f.token, "otlp-token", "", "with --otlp-listen: take only exports sent with Authorization: Bearer TOKEN (default $"+tokenEnv+"); a command target is given it in OTEL_EXPORTER_OTLP_HEADERS")
 }
 
 func (f *otlpFlags) start() error {
 	if f.listen == "" {
+		if f.token != "" {
+			return usageErr("--otlp-token needs --otlp-listen")
+		}
 		return nil
 	}
 	if f.wait < 0 {
 		return usageErr("--otlp-wait %s is negative", f.wait)
 	}
-	r, err := otlpreceiver.Listen(f.listen)
+	token := f.token
+	if token == "" {
+		token = os.Getenv(tokenEnv)
+	}
+	for _, c := range token {
+		if c <= ' ' || c > '~' {
+			return usageErr("the OTLP token (--otlp-token or $%s) may hold only visible ASCII characters, no spaces", tokenEnv)
+		}
+	}
+	addr := f.listen
+	// A bare port is on the loopback address: only this machine may send.
+	if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
+		addr = "127.0.0.1:" + addr
+	}
+	r, err := otlpreceiver.ListenWith(addr, otlpreceiver.Options{Token: token})
 	if err != nil {
 		return usageErr("--otlp-listen %s: %v; choose another address or stop what uses it", f.listen, err)
 	}
+	f.token = token
 	f.receiver = r
+	// Said when the receiver starts, not when the run ends. start has no
+	// env to write to, and the warning matters more than where it goes.
+	if where := r.Exposed(); where != "" {
+		hint := " and --otlp-token (or $" + tokenEnv + ") to require a token"
+		if token != "" {
+			hint = ""
+		}
+		fmt.Fprintf(os.Stderr, "agenteval: warning: --otlp-listen %s listens on %s: other machines can send spans to this run (use 127.0.0.1:PORT to keep it to this one%s)\n", f.listen, where, hint)
+	}
 	return nil
 }
 
@@ -62,6 +99,9 @@ func (f *otlpFlags) wrap(a agenteval.Agent) agenteval.Agent {
 				env[k] = v
 			}
 		}
+		if f.token != "" {
+			env["OTEL_EXPORTER_OTLP_HEADERS"] = withAuth(env["OTEL_EXPORTER_OTLP_HEADERS"], f.token)
+		}
 		c.Env = env
 	}
 	return &otlpreceiver.Agent{Inner: a, Receiver: f.receiver, Wait: f.wait}
@@ -83,8 +123,54 @@ func (f *otlpFlags) stop(e *env, quiet bool) {
 	if st.Unmatched > 0 {
 		msg += fmt.Sprintf("; %d matched none (give them gen_ai.conversation.id = the request's conversation_id, or parent them on its traceparent)", st.Unmatched)
 	}
+	if st.Dropped > 0 {
+		msg += fmt.Sprintf("; %d dropped unmatched to keep what waits for a turn under %s", st.Dropped, bytesize.Format(f.receiver.Limits().MaxBuffered))
+	}
 	if st.Rejected > 0 {
 		msg += fmt.Sprintf("; %d requests refused (not OTLP)", st.Rejected)
 	}
+	if st.Refused > 0 {
+		msg += fmt.Sprintf("; %d requests refused for a missing or wrong token or an unexpected Host header", st.Refused)
+	}
+	if st.TooLarge > 0 {
+		msg += fmt.Sprintf("; %d requests refused as over %s once inflated", st.TooLarge, bytesize.Format(f.receiver.Limits().MaxBody))
+	}
+	if st.Busy > 0 {
+		msg += fmt.Sprintf("; %d requests told to retry while %d others were read", st.Busy, f.receiver.Limits().MaxReading)
+	}
+	if st.Slow > 0 {
+		msg += fmt.Sprintf("; %d requests dropped for taking over %s", st.Slow, f.receiver.Limits().ReadTimeout)
+	}
 	fmt.Fprintln(e.stderr, msg)
+}
+
+// withAuth adds the bearer token to an OTEL_EXPORTER_OTLP_HEADERS value
+// (comma-separated key=value, values percent-encoded), unless the target
+// already sends an Authorization header of its own.
+func withAuth(headers, token string) string {
+	for _, kv := range strings.Split(headers, ",") {
+		if k, _, _ := strings.Cut(kv, "="); strings.EqualFold(strings.TrimSpace(k), "authorization") {
+			return headers
+		}
+	}
+	auth := "Authorization=Bearer%20" + percentEncode(token)
+	if strings.TrimSpace(headers) == "" {
+		return auth
+	}
+	return headers + "," + auth
+}
+
+// percentEncode escapes all but the unreserved characters of RFC 3986,
+// which the SDKs decode in header values.
+func percentEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
