@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/redact"
 	"github.com/agenteval/agenteval/judge"
 )
 
@@ -64,7 +65,16 @@ func flagInjection(s *agenteval.Score, in *agenteval.GradeInput, usage *agenteva
 func suspectMessages(conv agenteval.Conversation, turn int) []InjectionFlag {
 	var out []InjectionFlag
 	add := func(part, text string) {
-		for _, s := range judge.Suspect(text) {
+		found := judge.Suspect(text)
+		if len(found) > 0 {
+			// An excerpt is a window cut from the text, and it may cut a
+			// secret in two: the piece left is no secret the redaction of
+			// the written result knows. Hide them before cutting.
+			if hidden := redact.String(text); hidden != text {
+				found = judge.Suspect(hidden)
+			}
+		}
+		for _, s := range found {
 			out = append(out, InjectionFlag{Turn: turn, Part: part, Signal: s.Signal, Excerpt: s.Excerpt})
 		}
 	}

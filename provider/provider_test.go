@@ -94,8 +94,8 @@ func TestRedact(t *testing.T) {
 	redact.Reload()
 	redact.Add("sk-live-0123456789")
 	redact.Add("short")
-	got := Redact("key sk-live-0123456789 and abcdef123456 but short stays")
-	if got != "key [REDACTED] and [REDACTED] but short stays" {
+	got := Redact("key sk-live-0123456789 and abcdef123456, short too, but other words stay")
+	if got != "key [REDACTED] and [REDACTED], [REDACTED] too, but other words stay" {
 		t.Errorf("Redact = %q", got)
 	}
 }

@@ -35,8 +35,10 @@ func Marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// Write writes r as one line.
+// Write writes r as one line, with its secrets hidden (Redact, which
+// changes r).
 func (w *Writer) Write(r *agenteval.Result) error {
+	Redact(r)
 	b, err := Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode result %s: %w", r.TestID, err)

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Mask replaces a secret.
@@ -85,8 +87,12 @@ func Reload() {
 }
 
 // Add makes String hide s, and also its part after an auth scheme
-// ("Bearer sk-..." hides "sk-..." wherever it shows). Values shorter than
-// 8 characters are ignored: hiding them would mangle ordinary text.
+// ("Bearer sk-..." hides "sk-..." wherever it shows). A secret is hidden
+// whatever its length: a 7-character key the agent echoes is as much a
+// leak as a long one. Only values that cannot be a credential are
+// ignored: empty ones, single characters, and the flag words (true, no,
+// off, ...) that variables named like secrets often hold, such as
+// NPM_CONFIG_ALWAYS_AUTH=false.
 func Add(s string) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -112,7 +118,7 @@ func isScheme(s string) bool {
 
 // add adds one secret; mu is held.
 func add(s string) {
-	if len(s) < 8 {
+	if notSecret(s) {
 		return
 	}
 	for _, have := range secrets {
@@ -124,6 +130,25 @@ func add(s string) {
 	// Longest first, so a secret that contains another is hidden whole.
 	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 }
+
+// notSecret reports whether a value named like a secret cannot be one.
+func notSecret(s string) bool {
+	if utf8.RuneCountInString(s) < 2 {
+		return true
+	}
+	switch strings.ToLower(s) {
+	case "true", "false", "yes", "no", "on", "off", "none", "null", "nil":
+		return true
+	}
+	return false
+}
+
+// wordsBelow is the length under which a secret is hidden only where it
+// stands as a word of its own, not inside a longer run of letters and
+// digits: a value that short also turns up by chance inside other words
+// and numbers, and masking those would mangle text that shows nothing of
+// the secret. From this length on a secret is hidden wherever it shows.
+const wordsBelow = 8
 
 // Any reports whether there is any secret to hide, so that callers can
 // skip walking large values when there is none.
@@ -141,8 +166,12 @@ func String(s string) string {
 	loadEnv()
 	mu.RLock()
 	for _, sec := range secrets {
-		if strings.Contains(s, sec) {
+		switch {
+		case !strings.Contains(s, sec):
+		case len(sec) >= wordsBelow:
 			s = strings.ReplaceAll(s, sec, Mask)
+		default:
+			s = replaceWord(s, sec)
 		}
 	}
 	mu.RUnlock()
@@ -160,6 +189,44 @@ func String(s string) string {
 	}
 	return s
 }
+
+// replaceWord replaces sec with Mask where it is not part of a longer run
+// of letters and digits. An edge of sec that is not a letter or digit
+// needs no boundary: nothing it is glued to can make it another word.
+func replaceWord(s, sec string) string {
+	first, _ := utf8.DecodeRuneInString(sec)
+	last, _ := utf8.DecodeLastRuneInString(sec)
+	var b strings.Builder
+	from := 0
+	for {
+		i := strings.Index(s[from:], sec)
+		if i < 0 {
+			break
+		}
+		i += from
+		end := i + len(sec)
+		before, _ := utf8.DecodeLastRuneInString(s[:i])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if (i > 0 && isWordRune(first) && isWordRune(before)) || (end < len(s) && isWordRune(last) && isWordRune(after)) {
+			// Glued to a word: move on by one rune, as the secret may
+			// start again inside this occurrence.
+			_, n := utf8.DecodeRuneInString(s[i:])
+			b.WriteString(s[from : i+n])
+			from = i + n
+			continue
+		}
+		b.WriteString(s[from:i])
+		b.WriteString(Mask)
+		from = end
+	}
+	if from == 0 {
+		return s
+	}
+	b.WriteString(s[from:])
+	return b.String()
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 var (
 	// urlPassword finds scheme://user:password@ in text.

@@ -33,14 +33,13 @@ func TestString(t *testing.T) {
 	t.Setenv("SOME_SERVICE_TOKEN", "tok-abcdef123456")
 	Reload()
 	Add("Bearer sk-live-0123456789")
-	Add("short")
 	Add("sk-live-0123456789-longer")
 	for in, want := range map[string]string{
 		"auth: Bearer sk-live-0123456789":     "auth: " + Mask,
 		"key sk-live-0123456789 in a message": "key " + Mask + " in a message",
 		"whole sk-live-0123456789-longer":     "whole " + Mask,
 		"env tok-abcdef123456":                "env " + Mask,
-		"short stays; so does ordinary text":  "short stays; so does ordinary text",
+		"ordinary text stays as it is":        "ordinary text stays as it is",
 	} {
 		if got := String(in); got != want {
 			t.Errorf("String(%q) = %q, want %q", in, got, want)
@@ -93,4 +92,33 @@ func TestReloadWhileRedacting(t *testing.T) {
 		Reload()
 	}
 	wg.Wait()
+}
+
+// TestShortSecrets: a known secret is hidden whatever its length (a
+// 7-character key echoed bare), where it stands as a word; inside a longer
+// word or number it is left, and so are words that are no known secret
+// and the flag values that variables named like secrets hold.
+func TestShortSecrets(t *testing.T) {
+	t.Setenv("SHORT_SERVICE_TOKEN", "k7x9q2z")
+	t.Setenv("NPM_CONFIG_ALWAYS_AUTH", "false")
+	t.Setenv("SOME_PIN_TOKEN", "1")
+	Reload()
+	Add("Bearer ab12")
+	Add("-dash")
+	for in, want := range map[string]string{
+		"k7x9q2z":                         Mask,
+		"the token is k7x9q2z.":           "the token is " + Mask + ".",
+		`{"token":"k7x9q2z"}`:             `{"token":"` + Mask + `"}`,
+		"k7x9q2z/k7x9q2z":                 Mask + "/" + Mask,
+		"xk7x9q2z and k7x9q2zy stay":      "xk7x9q2z and k7x9q2zy stay",
+		"xk7x9q2z then k7x9q2z":           "xk7x9q2z then " + Mask,
+		"auth ab12, not ab123":            "auth " + Mask + ", not ab123",
+		"x-dash":                          "x" + Mask,
+		"true or false, 1 or 2":           "true or false, 1 or 2",
+		"a short word that is not secret": "a short word that is not secret",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

@@ -210,8 +210,11 @@ func (s *DB) StartRun(ctx context.Context, h *results.Header) error {
 	return s.send(syncOp(o))
 }
 
-// AddResult queues a result.
+// AddResult queues a result, with its secrets hidden first
+// (results.Redact, which changes r): every path into the store passes
+// here, a resumed run's earlier results too.
 func (s *DB) AddResult(runID string, r *agenteval.Result) error {
+	results.Redact(r)
 	row, err := newResultRow(r)
 	if err != nil {
 		return err
