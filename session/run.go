@@ -128,6 +128,9 @@ func (p *Plan) open() error {
 		sp.opened = make([]openedRun, len(sp.runs))
 		for i, tr := range sp.runs {
 			ropt, err := p.s.options(sp.Suite, tr)
+			// The agent's conversation ids name this run, so an agent that
+			// keys its memory on them starts afresh in every run.
+			ropt.RunID = p.Header.RunID
 			if err != nil && len(sp.runs) == 1 {
 				return err
 			}
