@@ -148,8 +148,11 @@ func (s *Sink) Write(r *agenteval.Result) error {
 	return s.writers.Write(r)
 }
 
-// count adds a result to the summary and tells the caller of it.
+// count hides every known secret in a result, adds it to the summary
+// and tells the caller of it: one place, before any writer (a report, the
+// store, OTel export, a caller's) sees it.
 func (s *Sink) count(r *agenteval.Result, carried bool) {
+	results.Redact(r)
 	s.mu.Lock()
 	s.sum.Add(r)
 	s.mu.Unlock()
