@@ -104,7 +104,7 @@ var rules = map[string]rule{
 	"simulate":   {may: []string{".", "cache", "judge"}},
 	"grade":      {may: []string{".", "judge", "internal/..."}},
 	"suite":      {may: []string{".", "grade", "internal/..."}, ext: []string{"go.yaml.in/yaml/v4"}},
-	"project":    {may: []string{"suite"}},
+	"project":    {may: []string{"suite", "internal/proc"}},
 	"agent":      {may: []string{"."}, ext: []string{"github.com/google/jsonschema-go/..."}},
 	"target":     {may: []string{".", "agent", "suite", "dataset", "provider", "results", "internal/..."}},
 	"run":        {may: []string{".", "suite", "dataset", "grade", "judge", "simulate", "internal/redact"}},

@@ -7,7 +7,9 @@
 // cache (.agenteval), and the git commit a run starts from.
 //
 // It imports suite (which reads the file's keys, with
-// the same rules and messages as an eval file's), and the standard library.
+// the same rules and messages as an eval file's), internal/proc (through
+// which the git that tells whether the tree is dirty is started, so that
+// --no-exec refuses it), and the standard library.
 package project
 
 import (
