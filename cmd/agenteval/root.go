@@ -67,19 +67,48 @@ func runExit(s results.Summary) int {
 }
 
 // loadEnvFile reads --env-file, or the .env of the project at root when
-// there is one. Its secrets are redacted like the environment's.
-func loadEnvFile(path, root string) error {
+// there is one. Its secrets are redacted like the environment's. A
+// project's own .env arrives with the project, from wherever it was
+// cloned, so the variables that change which code programs load or where
+// connections go (dotenv.Untrusted) are skipped, with a warning naming
+// them, unless the user chose the file (--env-file) or set
+// AGENTEVAL_TRUST_ENV=1. One line (left out under -q) names the variables
+// it set, never their values, so that nothing is taken from the file
+// unseen.
+func loadEnvFile(w io.Writer, path, root string, quiet bool) error {
+	trust := path != "" || trustEnv()
 	if path == "" {
 		path = filepath.Join(root, ".env")
 		if _, err := os.Stat(path); err != nil {
 			return nil
 		}
 	}
-	if _, err := dotenv.Load(path); err != nil {
+	set, skipped, err := dotenv.Load(path, trust)
+	if err != nil {
 		return usageErr("--env-file: %v", err)
 	}
 	redact.Reload()
+	shown := path
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, path); err == nil && filepath.IsAbs(path) && !strings.HasPrefix(rel, "..") {
+			shown = rel
+		}
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "agenteval: warning: %s: skipped %s, which change what programs load or where connections go; to use them, pass --env-file %s or set AGENTEVAL_TRUST_ENV=1\n",
+			shown, strings.Join(skipped, ", "), shown)
+	}
+	if len(set) > 0 && !quiet {
+		fmt.Fprintf(w, "agenteval: %s: set %s\n", shown, strings.Join(set, ", "))
+	}
 	return nil
+}
+
+// trustEnv is AGENTEVAL_TRUST_ENV from the real environment: every
+// variable of the project's .env may be used.
+func trustEnv() bool {
+	v := strings.ToLower(os.Getenv("AGENTEVAL_TRUST_ENV"))
+	return v != "" && v != "0" && v != "false"
 }
 
 // commandRoot is the project a command works in: for the commands that
@@ -196,14 +225,15 @@ Shell completion: agenteval completion bash|zsh|fish|powershell --help.`,
 	root.PersistentFlags().Var(bytesize.Value{N: &e.maxFile}, "max-file-size", "largest eval file read (default 64MB)")
 	var envFile string
 	root.PersistentFlags().StringVar(&e.storeFlag, "store", "", "where runs are recorded and read: a postgres:// URL (shared by machines) or a SQLite file (default $AGENTEVAL_STORE, else store: in agenteval.yaml, else .agenteval/agenteval.db)")
-	root.PersistentFlags().StringVar(&envFile, "env-file", "", "read environment variables from this file (default: .env in the project root, if there is one); real ones win")
+	root.PersistentFlags().StringVar(&envFile, "env-file", "", "read environment variables from this file, all of them (default: .env in the project root, if there is one, without the variables that change what programs load or where they connect unless AGENTEVAL_TRUST_ENV=1); real ones win")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if e.noExec {
 			proc.Refuse("--no-exec")
 		} else {
 			proc.Refuse("")
 		}
-		return loadEnvFile(envFile, commandRoot(cmd, args))
+		quiet, _ := cmd.Flags().GetBool("quiet")
+		return loadEnvFile(e.stderr, envFile, commandRoot(cmd, args), quiet)
 	}
 	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newImportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e), newCacheCmd(e), newInitCmd(e),
 		newMergeCmd(e), newRunsCmd(e), newShowCmd(e), newTagCmd(e), newCompareCmd(e), newReportCmd(e), newViewCmd(e))

@@ -1,6 +1,8 @@
 // Package dotenv reads .env files: KEY=VALUE lines, with an optional
 // export, single or double quotes, and # comments. Variables already in
-// the environment win over the file, as in most tools that read one. It
+// the environment win over the file, as in most tools that read one, and
+// the ones that change which code programs load or where they connect
+// are loaded only when the caller trusts the file (see Untrusted). It
 // imports only the standard library.
 package dotenv
 
@@ -9,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -58,23 +61,61 @@ func Parse(path string) ([][2]string, error) {
 }
 
 // Load sets the variables of a .env file that the environment does not
-// have already, and returns their names.
-func Load(path string) ([]string, error) {
+// have already, and returns their names. Unless trust is set, it sets none
+// that Untrusted names, and returns those it left out as skipped.
+func Load(path string, trust bool) (set, skipped []string, err error) {
 	vars, err := Parse(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var set []string
 	for _, kv := range vars {
 		if _, ok := os.LookupEnv(kv[0]); ok {
 			continue
 		}
-		if err := os.Setenv(kv[0], kv[1]); err != nil {
-			return set, fmt.Errorf("%s: set %s: %w", path, kv[0], err)
+		if !trust && Untrusted(kv[0]) {
+			if !slices.Contains(skipped, kv[0]) {
+				skipped = append(skipped, kv[0])
+			}
+			continue
 		}
-		set = append(set, kv[0])
+		if err := os.Setenv(kv[0], kv[1]); err != nil {
+			return set, skipped, fmt.Errorf("%s: set %s: %w", path, kv[0], err)
+		}
+		if !slices.Contains(set, kv[0]) {
+			set = append(set, kv[0])
+		}
 	}
-	return set, nil
+	return set, skipped, nil
+}
+
+// Untrusted says whether a variable changes which code programs load or
+// where their connections go, rather than giving them a value: a .env
+// that comes with a cloned project could otherwise make every program
+// agenteval starts load a library of its own (LD_PRELOAD), make git run a
+// command (GIT_CONFIG_*), or send the user's API key, which the real
+// environment holds, to a server of its own (OPENAI_BASE_URL, a proxy, a
+// certificate authority). Only the user can vouch for those.
+func Untrusted(key string) bool {
+	k := strings.ToUpper(key)
+	for _, p := range []string{"LD_", "DYLD_", "GIT_", "SSL_CERT_"} {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	// _PROXY covers HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY, in
+	// either case; _ENDPOINT covers where OpenTelemetry exports go.
+	for _, s := range []string{"_BASE_URL", "_API_BASE", "_ENDPOINT", "_PROXY"} {
+		if strings.HasSuffix(k, s) {
+			return true
+		}
+	}
+	switch k {
+	case "PATH", "GODEBUG", "OLLAMA_HOST",
+		// The opt-in itself must come from the user.
+		"AGENTEVAL_TRUST_ENV":
+		return true
+	}
+	return false
 }
 
 func truncate(s string) string {
