@@ -57,11 +57,15 @@ const version = "model-v4"
 // Store is a directory of cached replies, one file per request, named by
 // the hash of everything that determines the reply. The folder is private
 // to its owner (0700, files 0600), entries are redacted before they are
-// written, and each carries an HMAC of its exact bytes under the store's
-// own key (keyFile, made on first use), so an entry that was edited, or
-// copied from another project, is ignored and counted instead of trusted.
+// written, and each carries an HMAC of its exact bytes under the user's
+// key, which lives outside every project (see KeyDir). Only entries this
+// user wrote are trusted: one that was edited, or that came with the
+// project (a cache committed to a repository, with or without the key it
+// was signed with), is ignored and counted.
 type Store struct {
 	Dir string
+	// KeyDir is the folder of the signing key; empty means KeyDir().
+	KeyDir string
 
 	dirs     sync.Map // subdirectories known to exist
 	keyMu    sync.Mutex
@@ -71,11 +75,60 @@ type Store struct {
 	rejected atomic.Int64
 }
 
-// keyFile holds the store's HMAC key.
-const keyFile = "hmac.key"
+// KeyDirEnv names a folder to keep the signing key in instead of the
+// user's config folder, for tests.
+const KeyDirEnv = "AGENTEVAL_CACHE_KEY_DIR"
+
+// keyFile holds the user's HMAC key, in the key folder.
+const keyFile = "cache.key"
+
+// projectKeyFile is where the key used to be kept: in the cache folder,
+// where a repository can ship one with the entries it signs. One found
+// there is never used.
+const projectKeyFile = "hmac.key"
 
 // keySize is the HMAC key's length in bytes.
 const keySize = 32
+
+// startKeyDir is the key folder as the environment had it when the
+// program started, before a project's .env could set variables: a .env
+// that comes with a repository must not move the key into it, by naming
+// the folder or by moving the config folder it is found in.
+var startKeyDir, startKeyDirErr = keyDirFromEnv()
+
+func keyDirFromEnv() (string, error) {
+	if d := os.Getenv(KeyDirEnv); d != "" {
+		return filepath.Abs(d)
+	}
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("cache key: %w; set %s to a private folder", err, KeyDirEnv)
+	}
+	return filepath.Join(d, "agenteval"), nil
+}
+
+// KeyDir is the folder of the user's cache signing key:
+// $AGENTEVAL_CACHE_KEY_DIR as the
+// program started with it, else agenteval in the user's config folder
+// (os.UserConfigDir). One key signs all the user's caches; made on
+// first use, it is readable by the user only.
+func KeyDir() (string, error) { return startKeyDir, startKeyDirErr }
+
+func (s *Store) keyDir() (string, error) {
+	if s.KeyDir != "" {
+		return s.KeyDir, nil
+	}
+	return KeyDir()
+}
+
+// KeyPath is the file of the key the store's entries are signed with.
+func (s *Store) KeyPath() (string, error) {
+	d, err := s.keyDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, keyFile), nil
+}
 
 // entry is a cached reply.
 type entry struct {
@@ -98,19 +151,31 @@ func (s *Store) path(key string) string {
 	return filepath.Join(s.Dir, key[:2], key+".json")
 }
 
-// readKey reads the store's HMAC key, if it has one, without making it.
+// ProjectKey says whether the cache folder holds a key of its own, which
+// is ignored: either one an earlier agenteval kept there, or one a
+// repository shipped to have its entries trusted.
+func (s *Store) ProjectKey() bool {
+	_, err := os.Lstat(filepath.Join(s.Dir, projectKeyFile))
+	return err == nil
+}
+
+// readKey reads the user's HMAC key, if there is one, without making it.
 func (s *Store) readKey() ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(s.Dir, keyFile))
+	p, err := s.KeyPath()
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
 	if err != nil {
 		return nil, err
 	}
 	if len(b) != keySize {
-		return nil, fmt.Errorf("the cache key %s is damaged (%d bytes, not %d); agenteval cache clear makes a new one", filepath.Join(s.Dir, keyFile), len(b), keySize)
+		return nil, fmt.Errorf("the cache key %s is damaged (%d bytes, not %d); delete it and the next run makes a new one (cached replies are then asked again)", p, len(b), keySize)
 	}
 	return b, nil
 }
 
-// secret returns the store's HMAC key, making it on first use. The key is
+// secret returns the user's HMAC key, making it on first use. The key is
 // written whole to a temporary file and linked into place, so a run never
 // reads half of one, and two runs racing agree on the first.
 func (s *Store) secret() ([]byte, error) {
@@ -131,14 +196,18 @@ func (s *Store) secret() ([]byte, error) {
 }
 
 func (s *Store) makeKey() ([]byte, error) {
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
+	dir, err := s.keyDir()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cache key: %w", err)
 	}
 	k := make([]byte, keySize)
 	if _, err := rand.Read(k); err != nil {
 		return nil, fmt.Errorf("cache key: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.Dir, ".key-*")
+	tmp, err := os.CreateTemp(dir, ".key-*")
 	if err != nil {
 		return nil, fmt.Errorf("cache key: %w", err)
 	}
@@ -147,7 +216,7 @@ func (s *Store) makeKey() ([]byte, error) {
 	if cerr := tmp.Close(); werr != nil || cerr != nil {
 		return nil, fmt.Errorf("cache key: %v", errors.Join(werr, cerr))
 	}
-	if err := os.Link(tmp.Name(), filepath.Join(s.Dir, keyFile)); err != nil {
+	if err := os.Link(tmp.Name(), filepath.Join(dir, keyFile)); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return s.readKey() // another run made it first
 		}
@@ -288,13 +357,15 @@ func redactValue(v any) any {
 type Counts struct {
 	// Hits are replies answered from the store; Stored, replies written;
 	// Rejected, entries ignored because they did not parse or their MAC
-	// did not check (edited, or from another store).
+	// did not check (edited, or not written by this user).
 	Hits, Stored, Rejected int64
+	// ProjectKey says the cache folder holds a key of its own, unused.
+	ProjectKey bool
 }
 
 // Counts returns what the store did so far.
 func (s *Store) Counts() Counts {
-	return Counts{Hits: s.hits.Load(), Stored: s.stored.Load(), Rejected: s.rejected.Load()}
+	return Counts{Hits: s.hits.Load(), Stored: s.stored.Load(), Rejected: s.rejected.Load(), ProjectKey: s.ProjectKey()}
 }
 
 type (

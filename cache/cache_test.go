@@ -16,6 +16,18 @@ import (
 	"github.com/agenteval/agenteval/internal/redact"
 )
 
+// TestMain keeps the tests' signing key out of the user's config folder.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agenteval-cache-keys-")
+	if err != nil {
+		panic(err)
+	}
+	startKeyDir, startKeyDirErr = dir, nil
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // counter is a model that answers with how many calls it has had.
 type counter struct{ n atomic.Int64 }
 
@@ -186,10 +198,10 @@ func TestTamperedEntryIsIgnored(t *testing.T) {
 	}
 }
 
-// TestForeignEntryIsIgnored: entries copied from another store (another
-// project's key) are not trusted.
+// TestForeignEntryIsIgnored: entries copied from another user's store
+// (signed with another key) are not trusted.
 func TestForeignEntryIsIgnored(t *testing.T) {
-	a, b := &Store{Dir: t.TempDir()}, &Store{Dir: t.TempDir()}
+	a, b := &Store{Dir: t.TempDir(), KeyDir: t.TempDir()}, &Store{Dir: t.TempDir()}
 	Wrap(&counter{}, "id", a).Generate(context.Background(), req("hi"))
 	src := entryFile(t, a.Dir)
 	dst := filepath.Join(b.Dir, filepath.Base(filepath.Dir(src)), filepath.Base(src))
@@ -226,7 +238,7 @@ func TestEntriesAreRedactedAndPrivate(t *testing.T) {
 			t.Errorf("%s mode %v, want 0700", p, st.Mode().Perm())
 		}
 	}
-	for _, p := range []string{f, filepath.Join(store.Dir, keyFile)} {
+	for _, p := range []string{f} {
 		if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
 			t.Errorf("%s mode %v, want 0600", p, st.Mode().Perm())
 		}
@@ -277,11 +289,11 @@ func TestClearTouchesOnlyEntries(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "experiments", "baseline.json"), []byte("{}"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "ab"), 0o755)
 	os.WriteFile(filepath.Join(dir, "ab", "notes.json"), []byte("{}"), 0o644)
-	store := &Store{Dir: dir}
+	store := &Store{Dir: dir, KeyDir: filepath.Join(t.TempDir(), "keys")}
 	if st, err := store.Stats(); err != nil || st.Entries != 0 || !st.NoKey {
 		t.Errorf("stats = %+v, %v", st, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, keyFile)); err == nil {
+	if _, err := os.Stat(store.KeyDir); err == nil {
 		t.Error("stats made a key")
 	}
 	Wrap(&counter{}, "id", store).Generate(context.Background(), req("hi"))
@@ -311,21 +323,27 @@ func TestNumbersSurviveTheCache(t *testing.T) {
 	}
 }
 
-// TestDamagedKey is reported, not silently turned into misses.
+// TestDamagedKey is reported, not silently turned into misses; clearing
+// a cache never removes the user's key, which signs their other caches.
 func TestDamagedKey(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, keyFile), []byte("short"), 0o600)
-	if _, err := (&Store{Dir: dir}).Stats(); err == nil || !strings.Contains(err.Error(), "is damaged") {
+	dir, keys := t.TempDir(), t.TempDir()
+	key := filepath.Join(keys, keyFile)
+	os.WriteFile(key, []byte("short"), 0o600)
+	if _, err := (&Store{Dir: dir, KeyDir: keys}).Stats(); err == nil || !strings.Contains(err.Error(), "is damaged") {
 		t.Errorf("stats: %v", err)
 	}
-	if err := (&Store{Dir: dir}).put(strings.Repeat("a", 64), entry{}); err == nil || !strings.Contains(err.Error(), "agenteval cache clear makes a new one") {
+	if err := (&Store{Dir: dir, KeyDir: keys}).put(strings.Repeat("a", 64), entry{}); err == nil || !strings.Contains(err.Error(), "delete it and the next run makes a new one") {
 		t.Errorf("put: %v", err)
 	}
-	store := &Store{Dir: dir}
+	store := &Store{Dir: dir, KeyDir: keys}
 	if _, err := store.Clear(time.Time{}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := os.Stat(key); err != nil {
+		t.Errorf("clear removed the user's key: %v", err)
+	}
+	os.Remove(key)
 	if _, err := store.secret(); err != nil {
-		t.Errorf("after clear: %v", err)
+		t.Errorf("after the key was deleted: %v", err)
 	}
 }

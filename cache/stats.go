@@ -15,10 +15,14 @@ type Stats struct {
 	Entries int
 	Bytes   int64
 	// Bad counts entries that do not parse or whose MAC does not check;
-	// they are never served. NoKey says the store has no key yet, so its
-	// entries (if any) cannot be checked.
-	Bad            int
-	NoKey          bool
+	// they are never served. NoKey says the user has no key yet, so none
+	// of the entries (if any) are theirs. Key is the key's file.
+	Bad   int
+	NoKey bool
+	Key   string
+	// ProjectKey says the cache folder holds a key of its own, which is
+	// not used.
+	ProjectKey     bool
 	Oldest, Newest time.Time
 }
 
@@ -61,7 +65,8 @@ func (s *Store) entries(f func(path, key string, info fs.FileInfo) error) error 
 // Stats counts the store's entries and checks each one. It changes
 // nothing: a store without a key keeps having none.
 func (s *Store) Stats() (Stats, error) {
-	st := Stats{Dir: s.Dir}
+	st := Stats{Dir: s.Dir, ProjectKey: s.ProjectKey()}
+	st.Key, _ = s.KeyPath()
 	secret, kerr := s.readKey()
 	if errors.Is(kerr, fs.ErrNotExist) {
 		st.NoKey = true
@@ -94,13 +99,14 @@ func (s *Store) Stats() (Stats, error) {
 }
 
 // Clear removes entries last written before cutoff (every entry, for the
-// zero time), and returns how many. Only entry files are removed, and the
-// key when everything is: the next run makes a new one.
+// zero time), and returns how many. Only entry files are removed, and,
+// when everything is, a key kept in the cache folder, which is not used.
+// The user's key stays: it signs their other caches too.
 func (s *Store) Clear(cutoff time.Time) (n int, err error) {
 	if cutoff.IsZero() {
 		defer func() {
 			if err == nil {
-				if rerr := os.Remove(filepath.Join(s.Dir, keyFile)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				if rerr := os.Remove(filepath.Join(s.Dir, projectKeyFile)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 					err = rerr
 				}
 			}

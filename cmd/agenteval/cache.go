@@ -16,9 +16,11 @@ func newCacheCmd(e *env) *cobra.Command {
 		Short: "Show or clear the cache of judge and simulated-user replies",
 		Long: `The cache keeps judge and simulated-user replies so that a rerun makes no
 calls. It lives in ` + cache.DefaultDir + ` (or $AGENTEVAL_CACHE_DIR), private to
-you, with secrets redacted and every entry signed with a key of its own
-(hmac.key in the same folder): an entry that was edited, or copied from
-another project, is ignored and reported, never trusted.`,
+you, with secrets redacted and every entry signed with your own key, kept
+outside every project (in agenteval under your config folder, or
+$` + cache.KeyDirEnv + ` as agenteval starts): an entry that was edited, or
+that you did not write (a cache committed to a repository, even with the
+key that signed it), is ignored, asked again and reported, never trusted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -36,12 +38,15 @@ another project, is ignored and reported, never trusted.`,
 				fmt.Fprintf(e.stdout, ", written %s to %s", st.Oldest.Format(time.DateOnly), st.Newest.Format(time.DateOnly))
 			}
 			fmt.Fprintln(e.stdout)
+			if st.ProjectKey {
+				fmt.Fprintf(e.stdout, "the cache folder holds a key of its own (hmac.key), which is not used: only entries signed with your key (%s) are; agenteval cache clear removes it\n", st.Key)
+			}
 			if st.NoKey && st.Entries > 0 {
-				fmt.Fprintf(e.stdout, "the cache has no key (%s), so none of its entries can be trusted; agenteval cache clear starts it afresh\n", "hmac.key")
+				fmt.Fprintf(e.stdout, "you have no cache key yet (%s), so you wrote none of these entries and none will be used; agenteval cache clear removes them\n", st.Key)
 				return exitCode(exitFailed)
 			}
 			if st.Bad > 0 {
-				fmt.Fprintf(e.stdout, "%d %s failed the integrity check and will be asked again; agenteval cache clear removes them\n", st.Bad, plural(st.Bad, "entry", "entries"))
+				fmt.Fprintf(e.stdout, "%d %s failed the integrity check (edited, or not written by you) and will be asked again; agenteval cache clear removes them\n", st.Bad, plural(st.Bad, "entry", "entries"))
 				return exitCode(exitFailed)
 			}
 			return nil
