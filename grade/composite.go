@@ -241,7 +241,7 @@ func newComposite(o CompositeOptions, env Env) (Func, error) {
 			if err != nil {
 				return o, fmt.Errorf("aggregator: %w", err)
 			}
-			o.Score, o.Reason = out.Score, out.Reason
+			o.Score, o.Reason, o.Skip = out.Score, out.Reason, out.Skip
 			o.Assertions = append(o.Assertions, out.Assertions...)
 		case "llm_grader":
 			out, err := aggregateByJudge(ctx, env.Judge, agg.Prompt, env.Dir, in, resultsMap(members, scores))

@@ -215,6 +215,9 @@ func newLLMGrader(cfg LLMGraderOptions, e Env) (Func, error) {
 	switch cfg.Output {
 	case "pass":
 		return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
+			if command != nil && dryRun(ctx) {
+				return notRun(command), nil
+			}
 			text, err := instructions(ctx, in)
 			if err != nil {
 				return Outcome{}, err
@@ -234,6 +237,9 @@ func newLLMGrader(cfg LLMGraderOptions, e Env) (Func, error) {
 		}, nil
 	case "", "score":
 		return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
+			if command != nil && dryRun(ctx) {
+				return notRun(command), nil
+			}
 			text, err := instructions(ctx, in)
 			if err != nil {
 				return Outcome{}, err

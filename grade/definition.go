@@ -112,7 +112,11 @@ type Outcome struct {
 	Score float64
 	// Fail makes the verdict fail whatever the score: a rubric whose
 	// required criterion failed.
-	Fail       bool
+	Fail bool
+	// Skip makes the score a skip, with Reason saying why: the grader did
+	// not grade (a program a dry run does not start), so the score counts
+	// neither way.
+	Skip       bool
 	Reason     string
 	Assertions []agenteval.Assertion
 	Details    map[string]any

@@ -229,6 +229,9 @@ const maxScriptOutput = 16 << 20
 // exits non-zero with something on stderr, or that writes JSON that is not
 // an answer, is an error, not a failing score.
 func runScript(ctx context.Context, argv []string, dir string, timeout time.Duration, payload []byte) (Outcome, error) {
+	if dryRun(ctx) {
+		return notRun(argv), nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd, err := proc.Command(ctx, argv)
@@ -322,6 +325,28 @@ func (o scriptOutput) outcome(name string) (Outcome, error) {
 		out.Reason = fmt.Sprintf("script %s scored %s", name, fmtNum(out.Score))
 	}
 	return out, nil
+}
+
+type dryRunKey struct{}
+
+// DryRun returns a context under which the graders that start a program
+// of the eval file's (script, an llm_grader's prompt_command, a
+// composite's code aggregator) start nothing: each gives a skip that names
+// the program. agenteval run --dry-run grades under it, since a dry run
+// starts nothing the suite names.
+func DryRun(ctx context.Context) context.Context {
+	return context.WithValue(ctx, dryRunKey{}, true)
+}
+
+func dryRun(ctx context.Context) bool {
+	v, _ := ctx.Value(dryRunKey{}).(bool)
+	return v
+}
+
+// notRun is the score of a program a dry run leaves alone.
+func notRun(argv []string) Outcome {
+	shown := append([]string{filepath.Base(argv[0])}, argv[1:]...)
+	return Outcome{Skip: true, Reason: "not run in a dry run: it would start " + truncate(strings.Join(shown, " "), 200)}
 }
 
 // missingProgram names the program a shell could not find, from its

@@ -80,3 +80,44 @@ func TestScriptBackgroundChild(t *testing.T) {
 		t.Error("a zero timeout was accepted")
 	}
 }
+
+// TestDryRunStartsNoProgram: under DryRun, a script grader, an llm_grader's
+// prompt_command and a composite's code aggregator start nothing; each
+// scores a skip that names the program it would have started.
+func TestDryRunStartsNoProgram(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "marker")
+	touch := []any{"touch", marker}
+	j, _ := fakeJudge(t)
+	ctx := DryRun(context.Background())
+	for _, spec := range []Spec{
+		{Type: "script", Options: map[string]any{"command": touch}},
+		{Type: "not_script", Options: map[string]any{"command": touch}},
+		{Type: "llm_grader", Judge: j, Options: map[string]any{"prompt_command": touch}},
+		{Type: "llm_grader", Judge: j, Options: map[string]any{"prompt_command": touch, "output": "pass"}},
+		{Type: "composite", Options: map[string]any{
+			"assertions": []any{map[string]any{"type": "contains", "value": "x"}},
+			"aggregator": map[string]any{"type": "code_grader", "path": touch},
+		}},
+	} {
+		g, err := New(spec)
+		if err != nil {
+			t.Fatalf("%s: %v", spec.Type, err)
+		}
+		s, err := Run(ctx, g, spec.Type, spec.Type, turnInput())
+		if err != nil || s.Verdict != agenteval.VerdictSkip || !strings.Contains(s.Reason, "not run in a dry run: it would start touch "+marker) {
+			t.Errorf("%s: score %+v, err %v", spec.Type, s, err)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a dry run started a program")
+	}
+	// The same grader outside a dry run does start it.
+	g, _ := New(Spec{Type: "script", Options: map[string]any{"command": touch}})
+	if _, err := Run(context.Background(), g, "script", "script", turnInput()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the script did not run: %v", err)
+	}
+}

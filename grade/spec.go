@@ -213,6 +213,11 @@ func (g *grader) run(ctx context.Context, in *agenteval.GradeInput, fn Func) (ag
 		s.Verdict, s.Reason = agenteval.VerdictError, err.Error()
 		return s, err
 	}
+	if o.Skip {
+		// Neither negated nor held to the threshold: nothing was graded.
+		s.Verdict, s.Reason, s.Assertions = agenteval.VerdictSkip, o.Reason, o.Assertions
+		return s, nil
+	}
 	s.Score, s.Reason, s.Assertions, s.Details, s.Scores = o.Score, o.Reason, o.Assertions, o.Details, o.Scores
 	flagInjection(&s, in, o.Usage)
 	if g.negate {

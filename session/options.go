@@ -26,6 +26,11 @@ type Options struct {
 	// NoExec refuses every program an eval or project file names
 	// (command targets, script graders).
 	NoExec bool
+	// DryRun starts none of the programs the graders name (script
+	// graders, prompt_command, code aggregators): each scores a skip that
+	// names its program. agenteval run --dry-run sets it, with a fake
+	// model for every target.
+	DryRun bool
 	// Strict makes every warning about an eval file an error.
 	Strict bool
 	// MaxFileBytes bounds an eval file; 0 means the default.

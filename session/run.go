@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/grade"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/run"
@@ -151,6 +152,9 @@ type openedRun struct {
 func (p *Plan) runAll(ctx context.Context, sink *Sink) error {
 	if err := p.open(); err != nil {
 		return err
+	}
+	if p.s.opt.DryRun {
+		ctx = grade.DryRun(ctx)
 	}
 	for _, sp := range p.Suites {
 		for i, tr := range sp.runs {

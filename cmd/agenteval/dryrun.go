@@ -28,7 +28,10 @@ func (f *runFlags) startFake(e *env, opt *session.Options, asAgent bool) (stop f
 	}
 	s.Add(rules...)
 	if asAgent {
+		// The graders' programs are the suite's too: they are not started
+		// either, and score skips that name them.
 		opt.Targets = []string{session.FakeModel}
+		opt.DryRun = true
 	}
 	opt.Models.Judge, opt.Models.Simulator = session.FakeModel, session.FakeModel
 	opt.Models.FakeURL, opt.Models.NoCache = s.URL, true
