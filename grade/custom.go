@@ -284,7 +284,9 @@ func promptFromCommand(ctx context.Context, argv []string, dir string, in *agent
 	cmd.Stdin = bytes.NewReader(payload)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	// proc.Run, not cmd.Run: it kills the program's whole group once it
+	// exits, so nothing it left in the background outlives the call.
+	if err := proc.Run(cmd); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return "", fmt.Errorf("prompt_command cannot run: the program %s is not installed (not found in PATH)", argv[0])
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/fakellm"
 )
 
 // TestScriptTimeoutKillsGrandchildren: a script whose child outlives it
@@ -119,5 +120,37 @@ func TestDryRunStartsNoProgram(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the script did not run: %v", err)
+	}
+}
+
+// TestPromptCommandKillsBackgroundChild: a prompt_command that leaves a
+// child running in the background does not leave it behind: the program's
+// whole group is killed once it has written its prompt.
+func TestPromptCommandKillsBackgroundChild(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	script := `sleep 60 >/dev/null 2>&1 & echo $! > "$1"; echo "Grade the reply."`
+	j, s := fakeJudge(t)
+	s.Add(&fakellm.Rule{Reply: fakellm.Reply{JSON: map[string]any{"reason": "fine", "score": 1}}})
+	g, err := New(Spec{Type: "llm_grader", Judge: j, Options: map[string]any{"prompt_command": []any{"sh", "-c", script, "sh", pidFile}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc, err := g.Grade(context.Background(), turnInput()); err != nil || sc.Score != 1 {
+		t.Fatalf("score %+v, err %v", sc, err)
+	}
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strings.TrimSpace(string(raw))
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		state, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil || strings.Contains(string(state), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the prompt command's background child %s is still running", pid)
+		}
 	}
 }

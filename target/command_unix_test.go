@@ -80,3 +80,28 @@ func TestTemplateEvalIDAndAttempt(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateKillsBackgroundChild: a cli target whose command leaves a
+// child running in the background does not leave it behind: the command's
+// whole group is killed at the end of the turn.
+func TestTemplateKillsBackgroundChild(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	script := filepath.Join(dir, "agent.sh")
+	os.WriteFile(script, []byte("sleep 60 >/dev/null 2>&1 &\necho $! > \"$1\"\necho ok > \"$2\"\n"), 0o644)
+	a := &TemplateAgent{Command: "sh agent.sh child.pid {OUTPUT_FILE}", Dir: dir}
+	resp, err := a.Respond(context.Background(), req(1, user("hi")))
+	if err != nil || len(resp.Messages) != 1 || resp.Messages[0].Content != "ok" {
+		t.Fatalf("resp %+v, err %v", resp, err)
+	}
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	for deadline := time.Now().Add(5 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cli target's background child %d is still running after the turn", pid)
+		}
+	}
+}

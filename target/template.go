@@ -87,7 +87,9 @@ func (a *TemplateAgent) Respond(ctx context.Context, req *agenteval.AgentRequest
 	cmd.Dir = a.Dir
 	stderr := &tailBuffer{}
 	cmd.Stderr = stderr
-	runErr := cmd.Run()
+	// proc.Run, not cmd.Run: it kills the command's whole group once it
+	// exits, so nothing it left in the background outlives the turn.
+	runErr := proc.Run(cmd)
 	program := strings.Fields(a.Command)[0]
 	var ee *exec.ExitError
 	switch {
