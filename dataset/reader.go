@@ -166,6 +166,9 @@ func Open(path string) (*Reader, error) {
 	if path == "-" {
 		return NewReader(os.Stdin, "<stdin>"), nil
 	}
+	if err := RegularFile(path); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open dataset: %w", err)
@@ -178,6 +181,30 @@ func Open(path string) (*Reader, error) {
 	r := NewReader(f, path)
 	r.closer = f
 	return r, nil
+}
+
+// RegularFile refuses an input file that is not a regular file: opening
+// a named pipe waits for a writer that may never come, and a device or a
+// socket may never end, and neither can be interrupted. "-" (standard
+// input), a folder and a missing file pass: their open says what is wrong.
+func RegularFile(path string) error {
+	if path == "-" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().IsRegular() || st.IsDir() {
+		return nil
+	}
+	what := "not a regular file"
+	switch m := st.Mode(); {
+	case m&os.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	case m&os.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Errorf("%s is %s; give a regular file, or - for standard input", path, what)
 }
 
 // NewReader reads rows from r; name is used in error messages.

@@ -55,6 +55,13 @@ part of the conversation is reported as a warning.`,
 				}
 				return usageErr("%v", err)
 			}
+			// A named pipe among the logs would block the import for good,
+			// deaf to Ctrl-C; it is refused before anything is written.
+			for _, p := range paths {
+				if err := dataset.RegularFile(p); err != nil {
+					return usageErr("%v", err)
+				}
+			}
 			out := e.stdout
 			if output != "" {
 				f, err := os.Create(output)

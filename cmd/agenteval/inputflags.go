@@ -30,6 +30,11 @@ func (f *inputFlags) open(path string) (*trace.Source, error) {
 		}
 	}
 	var refs dataset.References
+	// A named pipe would block the open for good, deaf to Ctrl-C; it is
+	// refused before anything is read.
+	if err := dataset.RegularFile(path); err != nil {
+		return nil, usageErr("%v", err)
+	}
 	if f.reference != "" {
 		r, problems, err := dataset.ReadReferences(f.reference)
 		if err != nil {
