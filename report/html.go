@@ -463,7 +463,10 @@ func isTurn(name string) bool {
 func TurnStarts(out agenteval.Conversation, scores []agenteval.Score) []int {
 	ran := 0
 	for _, s := range scores {
-		if isTurn(s.Name) && s.Verdict != agenteval.VerdictSkip {
+		// A turn cut off (on_turn_failure: stop) is a skip that would have
+		// counted; a turn with nothing to grade is a skip of weight 0, and
+		// it ran.
+		if isTurn(s.Name) && (s.Verdict != agenteval.VerdictSkip || s.Weight == 0) {
 			ran++
 		}
 	}

@@ -101,6 +101,17 @@ func TestTurnStarts(t *testing.T) {
 	if got := TurnStarts(r.Output, nil); got != nil {
 		t.Errorf("single exchange: %v", got)
 	}
+	// A turn with nothing to grade ran (a skip of weight 0); a turn cut
+	// off did not (a skip that would have counted).
+	ungraded := append([]agenteval.Score(nil), r.Scores...)
+	for i := range ungraded {
+		if ungraded[i].Name == "turn-2" {
+			ungraded[i].Verdict, ungraded[i].Weight = agenteval.VerdictSkip, 0
+		}
+	}
+	if got := TurnStarts(r.Output, ungraded); len(got) != 3 || got[1] != 5 {
+		t.Errorf("with an ungraded middle turn: %v, want [1 5 9]", got)
+	}
 }
 
 func TestMarkdownGolden(t *testing.T) {

@@ -31,7 +31,7 @@ func TestInterruptKeepsFinishedResults(t *testing.T) {
 	agent := filepath.Join(dir, "slow.sh")
 	os.WriteFile(agent, []byte("#!/bin/sh\nwhile read -r line; do case \"$line\" in *fast*) ;; *) sleep 5;; esac; echo '{\"content\": \"ok\"}'; done\n"), 0o755)
 	suite := filepath.Join(dir, "suite.yaml")
-	os.WriteFile(suite, []byte("targets:\n  - {name: slow, command: [./slow.sh]}\ntests:\n  - {id: fast, input: fast}\n  - {id: slow-1, input: slow}\n  - {id: slow-2, input: slow}\n"), 0o644)
+	os.WriteFile(suite, []byte("targets:\n  - {name: slow, command: [./slow.sh]}\nassertions: [{type: contains, value: ok}]\ntests:\n  - {id: fast, input: fast}\n  - {id: slow-1, input: slow}\n  - {id: slow-2, input: slow}\n"), 0o644)
 	results := filepath.Join(dir, "results.jsonl")
 	cmd := exec.Command(bin, "run", suite, "-o", results, "-j", "1")
 	// The temporary folder is the project root: the store goes there.

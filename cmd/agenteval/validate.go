@@ -28,7 +28,8 @@ and report every problem as path:line:col: message on stderr. Exit 0 when every 
 any is not, 2 when a file cannot be read.
 
 Validation is about the file: it needs neither secrets nor a judge. An
-unset environment variable, an unknown key, a setting agenteval ignores, or
+unset environment variable, an unknown key (unless it is a misspelling of a
+known one, which is an error), a setting agenteval ignores, or
 graders that a judge will grade (run needs --judge) are warnings
 (path:line:col: warning: ...), and the file is still valid; --strict makes
 them errors. Each eval file ends with one line: what it was read as, its
