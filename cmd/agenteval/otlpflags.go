@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -33,7 +34,7 @@ func (f *otlpFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.token, "otlp-token", "", "with --otlp-listen: take only exports sent with Authorization: Bearer TOKEN (default $"+tokenEnv+"); a command target is given it in OTEL_EXPORTER_OTLP_HEADERS")
 }
 
-func (f *otlpFlags) start() error {
+func (f *otlpFlags) start(stderr io.Writer) error {
 	if f.listen == "" {
 		if f.token != "" {
 			return usageErr("--otlp-token needs --otlp-listen")
@@ -63,14 +64,13 @@ func (f *otlpFlags) start() error {
 	}
 	f.token = token
 	f.receiver = r
-	// Said when the receiver starts, not when the run ends. start has no
-	// env to write to, and the warning matters more than where it goes.
+	// Said when the receiver starts, not when the run ends.
 	if where := r.Exposed(); where != "" {
 		hint := " and --otlp-token (or $" + tokenEnv + ") to require a token"
 		if token != "" {
 			hint = ""
 		}
-		fmt.Fprintf(os.Stderr, "agenteval: warning: --otlp-listen %s listens on %s: other machines can send spans to this run (use 127.0.0.1:PORT to keep it to this one%s)\n", f.listen, where, hint)
+		fmt.Fprintf(stderr, "agenteval: warning: --otlp-listen %s listens on %s: other machines can send spans to this run (use 127.0.0.1:PORT to keep it to this one%s)\n", f.listen, where, hint)
 	}
 	return nil
 }

@@ -234,7 +234,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		s.Options().Writers = append(s.Options().Writers, ow)
 	}
 	// The receiver first: the agents opened with the sink report to it.
-	if err := f.otlp.start(); err != nil {
+	if err := f.otlp.start(e.stderr); err != nil {
 		prog.stop()
 		return err
 	}
