@@ -40,7 +40,9 @@ func StorePath(root string) string { return filepath.Join(root, StateDir, "agent
 // out of commits: the store and the cache belong to one machine.
 func EnsureStateDir(root string) error {
 	dir := filepath.Join(root, StateDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The store and the cache hold transcripts: the folder is its
+	// owner's only.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	ig := filepath.Join(dir, ".gitignore")

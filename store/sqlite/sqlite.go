@@ -84,8 +84,21 @@ func Open(path string, opt Options) (*DB, error) {
 		if _, err := os.Stat(abs); err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
-	} else if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+	} else {
+		if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		// The store holds transcripts: readable by its owner only, like
+		// the cache. Made here so SQLite's own files (-wal, -shm) follow
+		// its mode; an older store made 0644 is narrowed too.
+		f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		f.Close()
+		if err := os.Chmod(abs, 0o600); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
 	}
 	q := url.Values{}
 	q.Add("_busy_timeout", "10000")
