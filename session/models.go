@@ -165,6 +165,9 @@ func (m *Models) ReportCache(w io.Writer) {
 	if m.Cache == nil || w == nil {
 		return
 	}
+	if m.Cache.ProjectKey() {
+		fmt.Fprintf(w, "agenteval: warning: %s holds a signing key of its own, which agenteval ignores: only replies signed with your key (kept outside the project) are trusted; `agenteval cache clear` removes it\n", m.Cache.Dir)
+	}
 	if n := int(m.Cache.Counts().Rejected); n > 0 {
 		fmt.Fprintf(w, "agenteval: warning: %s failed the integrity check (edited, or from another project) and %s asked again; `agenteval cache clear` removes the cache\n",
 			words.Counted(n, "cached reply"), words.Plural(n, "was", "were"))

@@ -57,6 +57,9 @@ func TestScripts(t *testing.T) {
 			if mc, err := exec.Command("go", "env", "GOMODCACHE").Output(); err == nil {
 				env.Setenv("GOMODCACHE", strings.TrimSpace(string(mc)))
 			}
+			// The judge cache's signing key is the user's, kept outside
+			// the project: each script gets its own.
+			env.Setenv("AGENTEVAL_CACHE_KEY_DIR", filepath.Join(env.WorkDir, "keys"))
 			env.Setenv("NO_COLOR", "1")
 			return nil
 		},
