@@ -129,6 +129,48 @@ type counters struct {
 	tokens, retries              atomic.Int64
 }
 
+// tally keeps a run's counts for the terminal: the live counters, and the
+// usage it spent. A rerun's carried-over results were paid for by the
+// earlier run, so its totals count only this run's calls and say how many
+// the carried ones made.
+type tally struct {
+	counters
+	rerun    bool
+	mu       sync.Mutex
+	own, old agenteval.Usage
+	oldN     int
+}
+
+// note counts a result as it joins the run; carried results come from an
+// earlier file.
+func (t *tally) note(r *agenteval.Result, carried bool) {
+	paid := carried && t.rerun
+	t.mu.Lock()
+	if paid {
+		t.old.Add(r.Usage)
+		t.oldN++
+	} else {
+		t.own.Add(r.Usage)
+	}
+	t.mu.Unlock()
+	t.add(r, !paid)
+}
+
+// usageLine is the run's usage: all of it, or a rerun's own with what the
+// carried results made.
+func (t *tally) usageLine(all agenteval.Usage) string {
+	if !t.rerun {
+		return report.UsageLine(all)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := report.UsageLine(t.own)
+	if t.old.Calls > 0 {
+		u = strings.TrimPrefix(u+"; ", "; ") + fmt.Sprintf("the %s carried over made %s earlier", counted(t.oldN, "result"), counted(t.old.Calls, "model call"))
+	}
+	return u
+}
+
 // add counts a result, and its tokens when this run spent them.
 func (c *counters) add(r *agenteval.Result, spent bool) {
 	c.done.Add(1)
@@ -172,29 +214,13 @@ func humanCount(n int64) string {
 // runSuites is agenteval run: the flags become a session's options, the
 // terminal gets progress and the summary, and the outcome an exit code.
 func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
-	opt, err := f.options(e)
+	s, plan, stop, err := f.plan(e, paths)
 	if err != nil {
 		return err
 	}
-	if f.dryRun || f.dryScript != "" || f.fakeJudge {
-		stop, err := f.startFake(e, &opt, f.dryRun || f.dryScript != "")
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	s, err := session.Load(opt, paths...)
-	if err != nil {
-		return cliErr(err)
-	}
-	plan, err := s.Plan()
-	if err != nil {
-		return cliErr(err)
-	}
-	if plan.Resumed > 0 && !opt.Quiet && e.stderrTTY {
-		fmt.Fprintf(e.stderr, "resuming run %s: %s already in %s %s skipped\n", plan.Header.RunID, counted(plan.Resumed, "test"), plan.Output, plural(plan.Resumed, "is", "are"))
-	}
-	var c counters
+	defer stop()
+	opt := s.Options()
+	c := &tally{rerun: opt.RerunFailed != "" || opt.RetryErrors != ""}
 	c.total = plan.Total
 	start := time.Now()
 	var prog *progressLine
@@ -207,22 +233,8 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		return err
 	}
 	f.display(e, &s.Options().Writers, format, plan.Output, prog)
-	// A rerun's carried-over results were paid for by the earlier run: its
-	// totals count only this run's calls, and say how many it carried.
-	rerun := opt.RerunFailed != "" || opt.RetryErrors != ""
-	var own, old agenteval.Usage
-	var oldN int
-	var usageMu sync.Mutex
 	s.Options().OnResult = func(r *agenteval.Result, carried bool) {
-		usageMu.Lock()
-		if carried && rerun {
-			old.Add(r.Usage)
-			oldN++
-		} else {
-			own.Add(r.Usage)
-		}
-		usageMu.Unlock()
-		c.add(r, !(carried && rerun))
+		c.note(r, carried)
 		if !carried && prog == nil && !opt.Quiet && !e.stdoutTTY {
 			fmt.Fprintf(e.stderr, "%-5s %s/%s %.3f (%s)\n", strings.ToUpper(string(r.Verdict)), r.Suite, r.TestID, r.Score, time.Duration(r.DurationMS*float64(time.Millisecond)).Round(time.Millisecond))
 		}
@@ -255,14 +267,7 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 	// the terminal: CI logs need them, after Ctrl-C too.
 	if !opt.Quiet && !e.stdoutTTY {
 		fmt.Fprintln(e.stderr, c.line(start))
-		usage := out.Summary.Usage
-		if rerun {
-			usage = own
-		}
-		if u := report.UsageLine(usage); u != "" || old.Calls > 0 {
-			if old.Calls > 0 {
-				u = strings.TrimPrefix(u+"; ", "; ") + fmt.Sprintf("the %s carried over made %s earlier", counted(oldN, "result"), counted(old.Calls, "model call"))
-			}
+		if u := c.usageLine(out.Summary.Usage); u != "" {
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
@@ -296,6 +301,35 @@ func nextSteps(out *session.Outcome, html string) string {
 		return "the run was not recorded (--no-store) and its results went to stdout"
 	}
 	return strings.Join(where, "; ")
+}
+
+// plan loads the eval files and plans the run, with the fake model
+// started first for a dry run or a fake judge (stop ends it).
+func (f *runFlags) plan(e *env, paths []string) (*session.Session, *session.Plan, func(), error) {
+	stop := func() {}
+	opt, err := f.options(e)
+	if err != nil {
+		return nil, nil, stop, err
+	}
+	if f.dryRun || f.dryScript != "" || f.fakeJudge {
+		if stop, err = f.startFake(e, &opt, f.dryRun || f.dryScript != ""); err != nil {
+			return nil, nil, func() {}, err
+		}
+	}
+	s, err := session.Load(opt, paths...)
+	if err != nil {
+		stop()
+		return nil, nil, func() {}, cliErr(err)
+	}
+	plan, err := s.Plan()
+	if err != nil {
+		stop()
+		return nil, nil, func() {}, cliErr(err)
+	}
+	if plan.Resumed > 0 && !opt.Quiet && e.stderrTTY {
+		fmt.Fprintf(e.stderr, "resuming run %s: %s already in %s %s skipped\n", plan.Header.RunID, counted(plan.Resumed, "test"), plan.Output, plural(plan.Resumed, "is", "are"))
+	}
+	return s, plan, stop, nil
 }
 
 // options are the session's options as the flags give them.
