@@ -72,45 +72,9 @@ part of the conversation is reported as a warning.`,
 				out = f
 			}
 			w := dataset.NewWriter(out)
-			n, bad := 0, 0
-			for _, p := range paths {
-				src, err := trace.Open(p, trace.Options{Format: logs.Format})
-				if err != nil {
-					fmt.Fprintln(e.stderr, err)
-					bad++
-					continue
-				}
-				for {
-					row, err := src.Next()
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						fmt.Fprintln(e.stderr, err)
-						bad++
-						break
-					}
-					for _, pe := range row.Warnings {
-						fmt.Fprintln(e.stderr, warning(pe))
-					}
-					if len(row.Errors) > 0 || row.Sample == nil {
-						for _, pe := range row.Errors {
-							fmt.Fprintln(e.stderr, pe.Error())
-						}
-						bad++
-						continue
-					}
-					if row.Sample.Metadata == nil {
-						row.Sample.Metadata = map[string]any{}
-					}
-					row.Sample.Metadata["source_file"] = p
-					if err := w.Write(row.Sample); err != nil {
-						src.Close()
-						return &exitError{code: exitExecution, err: err}
-					}
-					n++
-				}
-				src.Close()
+			n, bad, err := importLogs(e, w, paths, logs.Format)
+			if err != nil {
+				return err
 			}
 			if err := w.Flush(); err != nil {
 				return &exitError{code: exitExecution, err: fmt.Errorf("write: %w", err)}
@@ -128,6 +92,51 @@ part of the conversation is reported as a warning.`,
 	cmd.Flags().StringVar(&dir, "dir", "", "read the session logs from this folder instead of the agent's usual place")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write to this file instead of stdout")
 	return cmd
+}
+
+// importLogs writes each session of the logs as a row, reporting those
+// that cannot be read; it returns how many were written and how many not.
+func importLogs(e *env, w *dataset.Writer, paths []string, format string) (n, bad int, err error) {
+	for _, p := range paths {
+		src, err := trace.Open(p, trace.Options{Format: format})
+		if err != nil {
+			fmt.Fprintln(e.stderr, err)
+			bad++
+			continue
+		}
+		for {
+			row, err := src.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				fmt.Fprintln(e.stderr, err)
+				bad++
+				break
+			}
+			for _, pe := range row.Warnings {
+				fmt.Fprintln(e.stderr, warning(pe))
+			}
+			if len(row.Errors) > 0 || row.Sample == nil {
+				for _, pe := range row.Errors {
+					fmt.Fprintln(e.stderr, pe.Error())
+				}
+				bad++
+				continue
+			}
+			if row.Sample.Metadata == nil {
+				row.Sample.Metadata = map[string]any{}
+			}
+			row.Sample.Metadata["source_file"] = p
+			if err := w.Write(row.Sample); err != nil {
+				src.Close()
+				return n, bad, &exitError{code: exitExecution, err: err}
+			}
+			n++
+		}
+		src.Close()
+	}
+	return n, bad, nil
 }
 
 func parseSince(s string) (time.Time, error) {
