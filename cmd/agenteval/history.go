@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,7 +43,9 @@ type history struct {
 func newHistory(e *env, readOnly bool) *history { return &history{e: e, readOnly: readOnly} }
 
 // open opens the store: read-only for commands that only read. A store
-// that does not exist yet is an error that says how runs get there.
+// that does not exist yet is an error that says how runs get there, for
+// tag too: a tag names a stored run, so a store made for it would only
+// leave an empty file behind in whatever folder tag was run.
 func (h *history) open() (store.Store, error) {
 	if h.opened {
 		return h.db, h.err
@@ -53,8 +56,35 @@ func (h *history) open() (store.Store, error) {
 		h.err = err
 		return nil, err
 	}
+	if !h.readOnly && storeMissing(w) {
+		h.err = noStoreYet(w)
+		return nil, h.err
+	}
 	h.db, h.err = w.Open(h.readOnly)
 	return h.db, h.err
+}
+
+// storeMissing reports whether a store does not exist yet: no SQLite file,
+// or a database without agenteval's schema. It opens it read-only to ask,
+// so nothing is created; a store that exists but cannot be read that way
+// (an older schema, which a writable open upgrades) is not missing.
+func storeMissing(w session.StoreRef) bool {
+	db, err := w.Open(true)
+	if err != nil {
+		return errors.Is(err, store.ErrNotFound)
+	}
+	db.Close()
+	return false
+}
+
+// noStoreYet is the error of a command that needs runs from a store that
+// does not exist yet: it says how runs get there.
+func noStoreYet(w session.StoreRef) error {
+	run := "agenteval run"
+	if w.From == "--store" {
+		run += " --store " + w.Name()
+	}
+	return fmt.Errorf("no runs are stored in %s yet: %s records every run there", w.Name(), run)
 }
 
 func (h *history) close() {

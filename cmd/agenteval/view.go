@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/session"
 	"github.com/agenteval/agenteval/store"
 	"github.com/agenteval/agenteval/view"
@@ -47,6 +50,11 @@ func runView(ctx context.Context, e *env, host string, port int) error {
 	}
 	path := w.Name()
 	db, err := w.Open(true)
+	if err != nil && errors.Is(err, store.ErrNotFound) && !isProject(project.Here()) {
+		// Waiting for a first run makes sense where runs are started;
+		// anywhere else it would only leave an empty store behind.
+		return usageErr("%v", noStoreYet(w))
+	}
 	if err != nil && (errors.Is(err, store.ErrNotFound) || !w.IsURL()) {
 		// An empty store, so the viewer can wait for the first run.
 		if rw, werr := w.Open(false); werr == nil {
@@ -91,4 +99,18 @@ func runView(ctx context.Context, e *env, host string, port int) error {
 		srv.Shutdown(shut)
 		return nil
 	}
+}
+
+// isProject reports whether root is a folder runs are started from: it
+// holds agenteval.yaml, or it is a git work tree's root with an evals
+// folder (what agenteval init makes).
+func isProject(root string) bool {
+	if st, err := os.Stat(filepath.Join(root, project.FileName)); err == nil && !st.IsDir() {
+		return true
+	}
+	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(root, "evals"))
+	return err == nil && st.IsDir()
 }
