@@ -77,7 +77,10 @@ func dialect(schema string) *sqlstore.Dialect {
 			"reseq": `SELECT setval(pg_get_serial_sequence('results', 'seq'), (SELECT coalesce(max(seq), 0) + 1 FROM results), false);`,
 		},
 		Numbered: true,
-		TagList:  `(SELECT string_agg(name, ' ' ORDER BY name) FROM tags WHERE run_id = runs.id)`,
+		// Text columns hold no NUL: results' are escaped (see
+		// sqlstore.Dialect.StrictText).
+		StrictText: true,
+		TagList:    `(SELECT string_agg(name, ' ' ORDER BY name) FROM tags WHERE run_id = runs.id)`,
 		UpsertResult: `INSERT INTO results (run_id, suite, test_id, target, verdict, status, score, calls, cached_calls,
 	input_tokens, output_tokens, cost_usd, cost_unknown, duration_ms, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (run_id, suite, test_id, target) DO UPDATE SET seq = nextval(pg_get_serial_sequence('results', 'seq')),

@@ -39,6 +39,18 @@ func TestContract(t *testing.T) {
 			return s
 		},
 		Again: func(t *testing.T, s store.Store) store.Store { return open(t, urls[s], Options{}) },
+		Reject: func(t *testing.T, s store.Store, testID string) {
+			db := s.(*DB).SQL()
+			for _, q := range []string{
+				`CREATE FUNCTION reject() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN IF NEW.test_id = '` + testID + `' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`,
+				`CREATE TRIGGER reject BEFORE INSERT ON results FOR EACH ROW EXECUTE FUNCTION reject()`,
+			} {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+		},
 	})
 }
 

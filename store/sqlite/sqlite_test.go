@@ -34,6 +34,13 @@ func TestContract(t *testing.T) {
 			}
 			return again
 		},
+		Reject: func(t *testing.T, s store.Store, testID string) {
+			_, err := s.(*DB).SQL().Exec(`CREATE TRIGGER reject BEFORE INSERT ON results WHEN NEW.test_id = '` + testID + `'
+				BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`)
+			if err != nil {
+				t.Fatal(err)
+			}
+		},
 	})
 }
 

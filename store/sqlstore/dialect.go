@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Dialect is what differs between the databases a store runs on. The
@@ -23,6 +24,12 @@ type Dialect struct {
 	Types map[string]string
 	// Numbered placeholders: ? becomes $1, $2, ... (PostgreSQL).
 	Numbered bool
+	// StrictText says the database's text holds only valid UTF-8 without
+	// NUL (PostgreSQL), where a Go string may hold any bytes. The text
+	// columns of results are then written through escapeText, so a result
+	// with a NUL in its test id is kept rather than refused. Readers never
+	// need them back: a result is read from its data, which is bytes.
+	StrictText bool
 	// TagList is an expression in a query of runs: the names of runs.id's
 	// tags, sorted, separated by single spaces; NULL when there are none.
 	TagList string
@@ -66,6 +73,55 @@ func (d *Dialect) rebind(q string) string {
 			continue
 		}
 		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// text is s as the dialect's text columns of results hold it.
+func (d *Dialect) text(s string) string {
+	if !d.StrictText {
+		return s
+	}
+	return escapeText(s)
+}
+
+// textEscape starts an escape in escapeText: a control character that no
+// test id, suite or target has reason to hold.
+const textEscape = '\x01'
+
+// escapeText writes s in valid UTF-8 without NUL, one to one: NUL becomes
+// textEscape '0', textEscape itself textEscape '1', and a byte that is not
+// UTF-8 textEscape 'x' and two hex digits. Keys stay keys: two strings
+// that differ are written differently (escaping textEscape too is what
+// keeps a test id holding textEscape '0' apart from one holding NUL), and
+// one string is always written the same, so a result stored again
+// replaces itself. Text without those bytes, all text in practice, is
+// written as it is.
+func escapeText(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 && strings.IndexByte(s, textEscape) < 0 {
+		return s
+	}
+	const hex = "0123456789abcdef"
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b.WriteByte(textEscape)
+			b.WriteByte('x')
+			b.WriteByte(hex[s[i]>>4])
+			b.WriteByte(hex[s[i]&0xf])
+		case r == 0:
+			b.WriteByte(textEscape)
+			b.WriteByte('0')
+		case r == textEscape:
+			b.WriteByte(textEscape)
+			b.WriteByte('1')
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
 	}
 	return b.String()
 }

@@ -223,14 +223,21 @@ func (s *DB) AddResult(runID string, r *agenteval.Result) error {
 }
 
 // FinishRun waits for the run's queued results and records its end (or
-// its shard's).
+// its shard's). When a result could not be written, the run (or shard) is
+// recorded as failed, and the error says the store holds it incomplete.
 func (s *DB) FinishRun(ctx context.Context, runID string, f store.Finish) error {
 	err := s.send(syncOp(op{kind: opFinish, runID: runID, finish: f}))
 	s.errMu.Lock()
 	aerr := s.asyncErr[runID]
 	delete(s.asyncErr, runID)
 	s.errMu.Unlock()
-	return errors.Join(aerr, err)
+	switch {
+	case aerr != nil && err == nil:
+		return fmt.Errorf("run %s is not complete in the store, and is marked %s there: %w", runID, store.Failed, aerr)
+	case aerr != nil:
+		return fmt.Errorf("run %s is not complete in the store: %w", runID, errors.Join(aerr, err))
+	}
+	return err
 }
 
 // Tag names a run.

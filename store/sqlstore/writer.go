@@ -237,6 +237,11 @@ func (s *DB) apply(batch []op, live map[string]bool) {
 			if err != nil && !errors.Is(err, errOpFailed) {
 				errs[i] = err
 			}
+			// Noted at once: a finish later in this batch must see
+			// that its run lost a result.
+			if batch[i].reply == nil && errs[i] != nil {
+				s.noteAsync(batch[i].runID, errs[i])
+			}
 		}
 		err = nil
 	}
@@ -250,13 +255,26 @@ func (s *DB) apply(batch []op, live map[string]bool) {
 			continue
 		}
 		if e != nil {
-			s.errMu.Lock()
-			if s.asyncErr[o.runID] == nil {
-				s.asyncErr[o.runID] = e
-			}
-			s.errMu.Unlock()
+			s.noteAsync(o.runID, e)
 		}
 	}
+}
+
+// noteAsync keeps the first failed queued write of a run, for FinishRun
+// to report.
+func (s *DB) noteAsync(runID string, err error) {
+	s.errMu.Lock()
+	if s.asyncErr[runID] == nil {
+		s.asyncErr[runID] = err
+	}
+	s.errMu.Unlock()
+}
+
+// lost reports whether a queued write of the run failed.
+func (s *DB) lost(runID string) bool {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.asyncErr[runID] != nil
 }
 
 // retry runs applyTx until it succeeds, fails for good, or runs out of
@@ -326,6 +344,12 @@ func (s *DB) applyTx(batch []op, live map[string]bool) ([]error, error) {
 			// this batch added to it is counted there.
 			delete(deltas, o.runID)
 			finished[o.runID] = true
+			if s.lost(o.runID) {
+				// A run that lost a result is not done in the store,
+				// whatever the runner says: readers would take what
+				// is stored for the whole run.
+				o.finish.Status = store.Failed
+			}
 			errs[i] = w.finishRun(o)
 		case opTag:
 			errs[i] = w.tagRun(o)
@@ -429,7 +453,7 @@ func (w *txWriter) startRun(o op) error {
 func (w *txWriter) insertResult(o op) error {
 	r := o.row
 	_, err := w.tx.StmtContext(w.ctx, w.s.insert).ExecContext(w.ctx,
-		o.runID, r.suite, r.testID, r.target, r.verdict, r.status, r.score, r.usage.Calls, r.usage.CachedCalls,
+		o.runID, w.s.d.text(r.suite), w.s.d.text(r.testID), w.s.d.text(r.target), w.s.d.text(r.verdict), w.s.d.text(r.status), r.score, r.usage.Calls, r.usage.CachedCalls,
 		r.usage.InputTokens, r.usage.OutputTokens, r.cost(), flag(r.costUnknown), r.durationMS, deflate(r.json))
 	if err != nil {
 		return fmt.Errorf("store result %s: %w", r.testID, err)

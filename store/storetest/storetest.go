@@ -25,6 +25,10 @@ type Backend struct {
 	// Again opens another handle on the store that Open returned, as
 	// another process would: the shards of one run on several machines.
 	Again func(t *testing.T, s store.Store) store.Store
+	// Reject, when set, makes the database of s refuse to write the
+	// results of the test id given, as a database that fails would (a
+	// trigger that raises an error). Without it, FailedWrite is skipped.
+	Reject func(t *testing.T, s store.Store, testID string)
 }
 
 // Run runs the contract tests against stores made by b.
@@ -45,6 +49,7 @@ func Run(t *testing.T, b Backend) {
 		{"Matrix", testMatrix},
 		{"Shards", testShards},
 		{"ShardsAgree", testShardsAgree},
+		{"NULInText", testNULInText},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := b.Open(t)
@@ -52,6 +57,14 @@ func Run(t *testing.T, b Backend) {
 			tc.fn(t, s)
 		})
 	}
+	t.Run("FailedWrite", func(t *testing.T) {
+		if b.Reject == nil {
+			t.Skip("the backend cannot make its database refuse a write")
+		}
+		s := b.Open(t)
+		defer s.Close()
+		testFailedWrite(t, s, b.Reject)
+	})
 	t.Run("ConcurrentShards", func(t *testing.T) {
 		s := b.Open(t)
 		defer s.Close()
