@@ -183,8 +183,9 @@ func TestToolCallsPerCallSettings(t *testing.T) {
 	}
 }
 
-// A command written as one string runs as AgentV runs it: split into
-// words, through a shell only when it uses the shell's syntax.
+// A command written as one string is split into words as a shell would,
+// and never runs through a shell: one that uses the shell's syntax is
+// refused when the grader is built, saying how to write it instead.
 func TestScriptStringCommand(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "grade.sh"), []byte("#!/bin/sh\necho \"{\\\"score\\\": 1, \\\"reason\\\": \\\"args: $*\\\"}\"\n"), 0o755)
@@ -196,7 +197,14 @@ func TestScriptStringCommand(t *testing.T) {
 	if err != nil || sc.Score != 1 || sc.Reason != "args: --mode two words" {
 		t.Fatalf("string command: %+v, %v", sc, err)
 	}
-	g, _ = New(Spec{Type: "script", Dir: dir, Options: map[string]any{"command": "cat | grep -q hostels && echo ok"}})
+	for _, line := range []string{"cat | grep -q hostels && echo ok", "grade.py > out", "grade.py $HOME", "grade.py $(id)", "grade.py `id`", "grade.py; id"} {
+		_, err := New(Spec{Type: "script", Dir: dir, Options: map[string]any{"command": line}})
+		if err == nil || !strings.Contains(err.Error(), "needs a shell") || !strings.Contains(err.Error(), "[sh, -c") {
+			t.Errorf("%s: %v", line, err)
+		}
+	}
+	// A shell the author asks for runs, as a list.
+	g, _ = New(Spec{Type: "script", Dir: dir, Options: map[string]any{"command": []any{"sh", "-c", "cat | grep -q hostels && echo ok"}}})
 	if sc, err := g.Grade(context.Background(), turnInput()); err != nil || sc.Score != 1 {
 		t.Errorf("shell syntax: %+v, %v", sc, err)
 	}
@@ -204,7 +212,7 @@ func TestScriptStringCommand(t *testing.T) {
 	if _, err := g.Grade(context.Background(), turnInput()); err == nil || !strings.Contains(err.Error(), "no-such-program-xyz is not installed") {
 		t.Errorf("missing program: %v", err)
 	}
-	g, _ = New(Spec{Type: "script", Dir: dir, Options: map[string]any{"command": "no-such-program-xyz x && echo ok"}})
+	g, _ = New(Spec{Type: "script", Dir: dir, Options: map[string]any{"command": []any{"sh", "-c", "no-such-program-xyz x && echo ok"}}})
 	if _, err := g.Grade(context.Background(), turnInput()); err == nil || !strings.Contains(err.Error(), "no-such-program-xyz is not installed") {
 		t.Errorf("missing program behind a shell: %v", err)
 	}

@@ -25,10 +25,11 @@ import (
 // ScriptOptions is the options of script.
 type ScriptOptions struct {
 	// Command is the program and its arguments. A string is split into
-	// words as a shell would (quotes and backslashes), and runs through
-	// sh -c only when it uses the shell's own syntax (pipes, redirects,
-	// variables, globs), as AgentV runs every string command.
-	Command Strings `json:"command" alias:"script" doc:"the program and its arguments: a list, or a command line (split into words; run through sh -c only when it uses pipes, redirects or variables)"`
+	// words as a shell would (quotes and backslashes), and is refused when
+	// it uses the shell's own syntax (pipes, redirects, variables, globs):
+	// it never runs through sh -c. A script that needs a shell says so as
+	// a list, [sh, -c, "..."].
+	Command Strings `json:"command" alias:"script" doc:"the program and its arguments: a list, or a command line split into words (no pipes, redirects or $VARIABLES: for those, write [sh, -c, \"...\"])"`
 	Timeout string  `json:"timeout" doc:"how long the program may take, such as 30s (default 60s)"`
 	Cwd     string  `json:"cwd" doc:"the folder it runs in, relative to the eval file (default: the eval file's folder)"`
 	// Config is passed to the program as config, with any setting of the
@@ -36,8 +37,10 @@ type ScriptOptions struct {
 	Config map[string]any `json:"config" doc:"settings passed to the program as config (an eval file's other keys on the assertion are added)"`
 }
 
-// Argv is the command to run: a list as it is; one string split into
-// words, or run by sh -c when it needs a shell.
+// Argv is the command to run: a list as it is, one string split into
+// words. A string that needs a shell is an error: running it through
+// sh -c would let whatever was filled into it (an environment variable, a
+// test's variable) run as shell code.
 func (o ScriptOptions) Argv() ([]string, error) {
 	if len(o.Command) != 1 {
 		return append([]string(nil), o.Command...), nil
@@ -48,12 +51,18 @@ func (o ScriptOptions) Argv() ([]string, error) {
 	}
 	words, err := shellwords.Split(line)
 	if errors.Is(err, shellwords.ErrNeedsShell) {
-		return []string{"sh", "-c", line}, nil
+		return nil, NeedsShellError(line, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("command %q: %v", line, err)
 	}
 	return words, nil
+}
+
+// NeedsShellError is the error of a command line that uses the shell's
+// syntax: it says how to write the command instead.
+func NeedsShellError(line string, err error) error {
+	return fmt.Errorf("command %q needs a shell: %v; agenteval runs a command line without one, so write it as a list, [program, arg, ...], or run a shell explicitly, [sh, -c, \"...\"], and give it values as arguments after the script (\"$1\") or through the environment (\"$VAR\"), never inside the script's text", line, err)
 }
 
 func newScript(cfg ScriptOptions, e Env) (Func, error) {

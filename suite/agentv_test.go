@@ -321,7 +321,7 @@ tests:
 	for _, a := range s.Tests[0].Assertions {
 		got[a.Type] = a
 	}
-	if a := got["script"]; !cmp.Equal(a.Params["command"], "node grader.js") || !cmp.Equal(a.Params["config"], map[string]any{"threshold": 0.8, "fields": []any{"a"}, "strict": true}) {
+	if a := got["script"]; !cmp.Equal(a.Params["command"], []any{"node", "grader.js"}) || !cmp.Equal(a.Params["config"], map[string]any{"threshold": 0.8, "fields": []any{"a"}, "strict": true}) {
 		t.Errorf("code-grader = %+v", a)
 	}
 	if a := got["latency"]; a.Params["max"] != int64(2000) || a.Threshold != nil {

@@ -192,7 +192,8 @@ func (d *decoder) resolveTarget(defs map[string]*yaml.Node, name string, chain *
 	}
 	*chain = append(*chain, name)
 	t := TargetSpec{Name: name, Pos: d.pos(n)}
-	var provider, model, cmd string
+	var provider, model string
+	var cmd *yaml.Node
 	for _, f := range d.fields(n, "a target", nil) {
 		switch f.key {
 		case "use_target":
@@ -219,11 +220,7 @@ func (d *decoder) resolveTarget(defs map[string]*yaml.Node, name string, chain *
 		case "api_key":
 			t.APIKey = d.str(f.value, "api_key")
 		case "command":
-			if rn := resolve(f.value); rn != nil && rn.Kind == yaml.SequenceNode {
-				cmd = strings.Join(d.strList(f.value, "command"), " ")
-			} else {
-				cmd = d.str(f.value, "command")
-			}
+			cmd = f.value // read once the provider is known (a cli's)
 		case "cwd":
 			t.Dir = d.str(f.value, "cwd")
 		case "timeout_seconds":
@@ -269,11 +266,15 @@ func (d *decoder) resolveTarget(defs map[string]*yaml.Node, name string, chain *
 		}
 		t.Model = p + ":" + model
 	case "cli":
-		if cmd == "" {
+		argv, text, ok := d.cliCommand(cmd)
+		if !ok {
 			t.Unsupported = "its cli provider has no command"
+			if rc := resolve(cmd); rc != nil && !isNull(rc) {
+				t.Unsupported = "its cli provider's command is refused (see the error at its line)"
+			}
 			return t, true
 		}
-		t.Template = cmd
+		t.Template, t.TemplateArgv = text, argv
 	case "":
 		t.Unsupported = "it names no provider"
 	default:

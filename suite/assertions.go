@@ -236,7 +236,7 @@ func (d *decoder) assertion(n *yaml.Node, c *testCtx) (agenteval.AssertionSpec, 
 			neg, _ := d.boolean(v, "negate")
 			a.Negate = a.Negate != neg
 		default:
-			params[k] = d.value(v)
+			params[k] = d.param(a.Type, k, v, c)
 		}
 	}
 	d.translate(&a, typ, params, config, keys, raw, c)

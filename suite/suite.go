@@ -71,10 +71,15 @@ type TargetSpec struct {
 	// Replay is a results or conversations file to replay.
 	Replay  string
 	Timeout time.Duration
-	// Template is AgentV's cli provider: a shell command template with
+	// Template is AgentV's cli provider: a command template with
 	// {PROMPT}, {PROMPT_FILE}, {OUTPUT_FILE}, {FILES}, {EVAL_ID} and
-	// {ATTEMPT}; the agent writes its reply to {OUTPUT_FILE}.
-	Template string
+	// {ATTEMPT}; the agent writes its reply to {OUTPUT_FILE}. It is the
+	// command as written, for messages; TemplateArgv is what runs: its
+	// arguments, split before anything was filled in, the environment's
+	// values in and the placeholders as written, each filled in within
+	// its own argument every turn.
+	Template     string
+	TemplateArgv []string
 	// FilesFormat formats each input file in {FILES} ({path},
 	// {basename}); default {path}.
 	FilesFormat string

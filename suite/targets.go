@@ -62,7 +62,7 @@ func (d *decoder) targets(n *yaml.Node) []TargetSpec {
 				t.HTTP.Headers = d.strMap(f.value, "headers")
 			case "command":
 				kinds++
-				t.Command = d.strList(f.value, "command")
+				t.Command = d.argv(f.value, "command")
 				if len(t.Command) == 0 || t.Command[0] == "" {
 					d.fail(f.value, "command needs the program and its arguments as a list, e.g. [python3, agent.py]")
 				}

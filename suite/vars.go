@@ -40,6 +40,29 @@ type substitution struct {
 	// skip names variables to leave as they are.
 	skip map[string]bool
 	d    *decoder
+	// orig maps each node apply filled in to the node as written, so
+	// that a command can be split before its values are put in.
+	orig map[*yaml.Node]*yaml.Node
+}
+
+// original is n as written, before this substitution filled it in; n
+// itself when it filled nothing in (or s is nil).
+func (s *substitution) original(n *yaml.Node) *yaml.Node {
+	if s != nil {
+		if o, ok := s.orig[n]; ok {
+			return o
+		}
+	}
+	return n
+}
+
+// filled records that n was made from written.
+func (s *substitution) filled(n, written *yaml.Node) *yaml.Node {
+	if s.orig == nil {
+		s.orig = map[*yaml.Node]*yaml.Node{}
+	}
+	s.orig[n] = written
+	return n
 }
 
 // lookupVar finds a dotted name in vars; a leading "vars." or "env." is
@@ -83,7 +106,7 @@ func (s *substitution) apply(n *yaml.Node) *yaml.Node {
 		}
 		if m := wholeTemplateRef.FindStringSubmatch(n.Value); m != nil {
 			if v, ok := s.lookup(m[1]); ok {
-				return valueNode(v, n)
+				return s.filled(valueNode(v, n), n)
 			}
 		}
 		c := *n
@@ -99,7 +122,7 @@ func (s *substitution) apply(n *yaml.Node) *yaml.Node {
 			}
 			return ref
 		})
-		return &c
+		return s.filled(&c, n)
 	case yaml.MappingNode, yaml.SequenceNode:
 		c := *n
 		c.Content = make([]*yaml.Node, len(n.Content))

@@ -65,7 +65,7 @@ func alive(pid int) bool {
 // (the runner's start with the run, the target and the suite); a caller
 // that names no test still gets them from a "test#trial" id.
 func TestTemplateEvalIDAndAttempt(t *testing.T) {
-	a := &TemplateAgent{Command: `printf '%s %s' {EVAL_ID} {ATTEMPT} > {OUTPUT_FILE}`}
+	a := &TemplateAgent{Argv: []string{"sh", "-c", `printf '%s %s' "$1" "$2" > "$3"`, "sh", "{EVAL_ID}", "{ATTEMPT}", "{OUTPUT_FILE}"}}
 	for _, tt := range []struct {
 		req  agenteval.AgentRequest
 		want string
@@ -102,6 +102,49 @@ func TestTemplateKillsBackgroundChild(t *testing.T) {
 	for deadline := time.Now().Add(5 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the cli target's background child %d is still running after the turn", pid)
+		}
+	}
+}
+
+// TestTemplateNoShellInjection: a cli target's command runs from its
+// arguments, never through a shell, so a prompt (or a file name) holding
+// shell syntax stays one argument and runs nothing; a command line that
+// needs a shell is refused, and a placeholder pasted into the script of
+// sh -c too.
+func TestTemplateNoShellInjection(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "marker")
+	for _, payload := range []string{"; touch " + marker, "| touch " + marker, "$(touch " + marker + ")", "`touch " + marker + "`", "' ; touch " + marker + " ; '"} {
+		for _, a := range []*TemplateAgent{
+			{Command: "sh -c 'printf %s \"$1\" > \"$2\"' sh {PROMPT} {OUTPUT_FILE}", Dir: dir},
+			{Argv: []string{"sh", "-c", `printf %s "$1" > "$2"`, "sh", "--prompt={PROMPT}", "{OUTPUT_FILE}"}, Dir: dir},
+		} {
+			resp, err := a.Respond(context.Background(), req(1, user(payload)))
+			if err != nil || len(resp.Messages) != 1 || !strings.HasSuffix(resp.Messages[0].Content, payload) {
+				t.Errorf("%q: resp %+v, err %v", payload, resp, err)
+			}
+		}
+	}
+	// {FILES} alone gives an argument per file (two with this format),
+	// each path whole.
+	odd := filepath.Join(dir, "a b; touch "+marker)
+	a := &TemplateAgent{Argv: []string{"sh", "-c", `printf '%s|' "$@" > "$0"`, "{OUTPUT_FILE}", "{FILES}"}, FilesFormat: "--file {path}"}
+	r := req(1, agenteval.Message{Role: agenteval.RoleUser, Content: "hi", Parts: []agenteval.Part{{Type: "file", Path: odd}, {Type: "file", Path: "b.txt"}}})
+	resp, err := a.Respond(context.Background(), r)
+	if want := "--file|" + odd + "|--file|b.txt|"; err != nil || resp.Messages[0].Content != want {
+		t.Errorf("{FILES}: resp %+v, err %v; want %q", resp, err, want)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a prompt ran as shell code")
+	}
+	for _, a := range []*TemplateAgent{
+		{Command: "agent {PROMPT} > {OUTPUT_FILE}"},
+		{Command: "agent {PROMPT} | tee {OUTPUT_FILE}"},
+		{Command: "agent $(cat {PROMPT_FILE})"},
+		{Argv: []string{"sh", "-c", "agent {PROMPT} > {OUTPUT_FILE}"}},
+	} {
+		if _, err := a.Respond(context.Background(), req(1, user("hi"))); err == nil || !strings.Contains(err.Error(), "shell") {
+			t.Errorf("%q %q: %v", a.Command, a.Argv, err)
 		}
 	}
 }

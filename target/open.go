@@ -91,7 +91,7 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 				wd = filepath.Join(dir, t.Dir)
 			}
 		}
-		return &TemplateAgent{Command: t.Template, Dir: wd, FilesFormat: t.FilesFormat, Timeout: t.Timeout}, nil
+		return &TemplateAgent{Command: t.Template, Argv: t.TemplateArgv, Dir: wd, FilesFormat: t.FilesFormat, Timeout: t.Timeout}, nil
 	case t.Replay != "":
 		p := t.Replay
 		if !filepath.IsAbs(p) {
