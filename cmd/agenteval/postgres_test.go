@@ -53,8 +53,13 @@ func TestPostgresStore(t *testing.T) {
 		if s.code != exitExecution && s.code != exitFailed && s.code != exitOK {
 			t.Fatalf("shard %d exited %d:\n%s", i+1, s.code, s.stderr)
 		}
-		if strings.Contains(s.stderr, "warning") {
-			t.Errorf("shard %d: %s", i+1, s.stderr)
+		// The password is on the command line here (--store), which
+		// warns (see store_password_argv.txtar); nothing else may.
+		for _, line := range strings.Split(s.stderr, "\n") {
+			if strings.Contains(line, "warning") && !strings.Contains(line, "holds a password, and is on the command line") {
+				t.Errorf("shard %d: %s", i+1, s.stderr)
+				break
+			}
 		}
 	}
 	n1, n2 := len(resultLines(t, filepath.Join(dir, "pg1.jsonl"))), len(resultLines(t, filepath.Join(dir, "pg2.jsonl")))

@@ -7,7 +7,8 @@
 // agenteval, unless the URL's search_path names another.
 //
 // A password in the URL is a secret: it never appears in messages (Name
-// leaves it out) and is added to the redaction list.
+// leaves it out), is added to the redaction list as soon as the URL is
+// seen, and one given on the command line gets a warning.
 //
 // It may import the root package, results, store, store/sqlstore,
 // internal/redact, pgx and the standard library.
@@ -18,8 +19,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agenteval/agenteval/internal/redact"
@@ -51,8 +55,17 @@ func IsURL(s string) bool {
 	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
 }
 
-// Name is a URL as messages show it: without its password and query.
+// Name is a URL as messages show it: without its password and query. A
+// URL whose user and password cannot be told from its host (an unencoded
+// @ or / in the password) shows nothing before its last @.
 func Name(rawURL string) string {
+	if scheme, rest, ok := strings.Cut(rawURL, "://"); ok && !plainAuthority(rest) {
+		tail := rest[strings.LastIndexByte(rest, '@')+1:]
+		if i := strings.IndexAny(tail, "?#"); i >= 0 {
+			tail = tail[:i]
+		}
+		return scheme + "://…@" + tail
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
 		return "postgres://…" // unparsable: show nothing of it
@@ -162,19 +175,117 @@ func dialect(schema string) *sqlstore.Dialect {
 	}
 }
 
+// plainAuthority reports whether the part of a URL after "://" has at
+// most one @, and none after the first /: then every reader of the URL
+// (pgx, libpq, net/url) takes the same user and password from it. In an
+// unencoded @ or / of a password they part ways: pgx, like libpq, ends
+// the password at its first @ and takes the rest of it for the host,
+// which its errors then quote.
+func plainAuthority(rest string) bool {
+	n := strings.Count(rest, "@")
+	return n == 0 || (n == 1 && strings.IndexByte(rest, '@') < strings.IndexByte(rest+"/", '/'))
+}
+
+// passwords are the strings of a URL that may be its password, however
+// it is malformed: what lies between the user and the last @ (this
+// package's reading), and between the user and the first @ (pgx's and
+// libpq's), each as written and percent-decoded, and a password= of the
+// query.
+func passwords(rawURL string) []string {
+	_, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return nil
+	}
+	var out []string
+	add := func(userinfo string) {
+		if _, pw, ok := strings.Cut(userinfo, ":"); ok && pw != "" {
+			out = append(out, pw)
+			if dec, err := url.PathUnescape(pw); err == nil && dec != pw {
+				out = append(out, dec)
+			}
+		}
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		add(rest[:i])
+	}
+	if i := strings.IndexAny(rest, "@/"); i >= 0 && rest[i] == '@' {
+		add(rest[:i])
+	}
+	if _, query, ok := strings.Cut(rest, "?"); ok {
+		if q, err := url.ParseQuery(query); err == nil {
+			for _, pw := range q["password"] {
+				if pw != "" {
+					out = append(out, pw)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// hideSecrets adds the URL's password to the redaction list, in every
+// form it may take, before anything about the URL can reach a message.
+func hideSecrets(rawURL string) {
+	for _, pw := range passwords(rawURL) {
+		redact.Add(pw)
+	}
+}
+
+// stderr receives the warning about a password on the command line; tests
+// replace it.
+var stderr io.Writer = os.Stderr
+
+// args is the command line the warning looks for the URL in; tests replace
+// it.
+var args = func() []string { return os.Args }
+
+// warned keeps the URLs warned about, so a command that opens its store
+// twice warns once.
+var warned sync.Map
+
+// warnCommandLine warns when the URL with its password is among the
+// program's arguments (--store postgres://u:secret@...): every user of
+// the machine can read a process's arguments (ps, /proc), where the
+// environment and ~/.pgpass stay the user's own. The same URL from
+// AGENTEVAL_STORE or the project file is not on the command line.
+func warnCommandLine(rawURL string) {
+	if len(passwords(rawURL)) == 0 {
+		return
+	}
+	found := false
+	for _, a := range args() {
+		if strings.Contains(a, rawURL) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return
+	}
+	if _, dup := warned.LoadOrStore(rawURL, true); dup {
+		return
+	}
+	fmt.Fprintf(stderr, "agenteval: warning: the store URL %s holds a password, and is on the command line, where other users of this machine can read it (ps): put the password in PGPASSWORD or ~/.pgpass, which the PostgreSQL client reads, or the whole URL in AGENTEVAL_STORE\n", Name(rawURL))
+}
+
 // Open opens the store in the database at rawURL (postgres://user@host/db),
 // creating its schema unless read-only. The connection's settings come
 // from the URL and libpq's variables (PGPASSWORD, PGSSLMODE, ~/.pgpass).
 func Open(rawURL string, opt Options) (*DB, error) {
+	hideSecrets(rawURL)
 	name := Name(rawURL)
+	warnCommandLine(rawURL)
+	if _, rest, _ := strings.Cut(rawURL, "://"); !plainAuthority(rest) {
+		// Connecting would have pgx take part of the password for the
+		// host, and name it in its errors.
+		return nil, fmt.Errorf("open store %s: the URL has an @ or / that leaves it unclear where its password ends and its host begins; percent-encode @ (%%40) and / (%%2F) in the user and password, and @ in the rest of the URL, or better, leave the password out of the URL and put it in PGPASSWORD or ~/.pgpass", name)
+	}
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
 		// pgx's message may quote the URL: say what is wrong without it.
 		return nil, fmt.Errorf("open store %s: the URL does not parse; write postgres://USER@HOST:PORT/DATABASE (the password in PGPASSWORD, or postgres://USER:PASSWORD@...)", name)
 	}
-	if cfg.Password != "" {
-		redact.Add(cfg.Password)
-	}
+	redact.Add(cfg.Password) // a password from PGPASSWORD or ~/.pgpass too
 	schema := DefaultSchema
 	if sp, ok := cfg.RuntimeParams["search_path"]; ok {
 		schema = firstSchema(sp)
