@@ -123,7 +123,7 @@ var rules = map[string]rule{
 		// Not the provider SDKs, the store backends or the OpenTelemetry
 		// SDK: a program (a go test binary via evaltest) compiles in only
 		// the ones it imports itself.
-		may: []string{".", "suite", "project", "run", "grade", "judge", "target", "provider", "cache",
+		may: []string{".", "suite", "project", "dataset", "run", "grade", "judge", "target", "provider", "cache",
 			"store", "report", "results", "shard", "internal/..."},
 		// To tell an eval file from other YAML by its top-level keys.
 		ext: []string{"go.yaml.in/yaml/v4"},

@@ -26,7 +26,7 @@
 // (provider/openai, store/sqlite, ...). The CLI imports them all; a go test
 // binary built with evaltest compiles in none it does not import.
 //
-// It may import the root package, suite, project, run, grade, judge,
+// It may import the root package, suite, project, dataset, run, grade, judge,
 // target, provider, cache, store, report, results, shard, the internal
 // packages, and YAML (to tell an eval file from other YAML by its keys);
 // not the provider adapters, the store backends or the OpenTelemetry SDK.

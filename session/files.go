@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agenteval/agenteval/dataset"
 	"github.com/agenteval/agenteval/internal/suggest"
 	"github.com/agenteval/agenteval/internal/words"
 	"github.com/agenteval/agenteval/suite"
@@ -35,6 +36,11 @@ func EvalFiles(args []string) ([]string, error) {
 			out = append(out, found...)
 			continue
 		} else if err == nil || !strings.ContainsAny(a, "*?[") {
+			// A named pipe would block the loader for good, deaf to
+			// Ctrl-C: it is refused before anything reads it.
+			if err := dataset.RegularFile(a); err != nil {
+				return nil, configErr("%v", err)
+			}
 			out = append(out, a)
 			continue
 		}
@@ -66,7 +72,9 @@ func evalFilesIn(dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if IsEvalFile(p) {
+		// Only regular files are read: a named pipe in the folder would
+		// block the walk.
+		if d.Type().IsRegular() && IsEvalFile(p) {
 			out = append(out, p)
 		}
 		return nil
@@ -86,6 +94,9 @@ func IsEvalFile(p string) bool {
 	ext := strings.ToLower(filepath.Ext(p))
 	if ext != ".yaml" && ext != ".yml" && ext != ".json" {
 		return false
+	}
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+		return false // a named pipe, say, which reading would block on
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
