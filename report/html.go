@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval"
@@ -93,6 +94,11 @@ type htmlRun struct {
 	Header  *results.Header  `json:"header"`
 	Summary *results.Summary `json:"summary"`
 	Index   []IndexEntry     `json:"index"`
+	// Order lists the index's positions in the suite's order, which the
+	// page's list follows; omitted when the tests finished in that order.
+	// The blocks stay in the order the tests finished, so that a report
+	// holds no more than one block in memory.
+	Order []int `json:"order,omitempty"`
 	// Chunk is how many tests each compressed block holds.
 	Chunk int `json:"chunk"`
 }
@@ -271,8 +277,27 @@ func (h *HTMLWriter) EndRun(sum *results.Summary) {
 		return
 	}
 	h.cur.Summary = sum
+	h.cur.Order = indexOrder(h.cur.Header, h.cur.Index)
 	h.flushChunk()
 	h.open = false
+}
+
+// indexOrder is the positions of a run's index in the suite's order, or
+// nil when the index is in that order already.
+func indexOrder(hdr *results.Header, index []IndexEntry) []int {
+	o := newOrder(hdr)
+	pos := make([]int, len(index))
+	for i := range pos {
+		pos[i] = i
+	}
+	keyOf := func(i int) resultKey { return resultKey{index[i].Suite, index[i].ID, index[i].Target} }
+	slices.SortStableFunc(pos, func(a, b int) int { return o.compare(keyOf(a), keyOf(b)) })
+	for i, p := range pos {
+		if i != p {
+			return pos
+		}
+	}
+	return nil
 }
 
 // Close ends the last run with its summary and writes the rest of the

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/agenteval/agenteval"
@@ -79,13 +80,13 @@ func Injections(r *agenteval.Result) []string {
 }
 
 // injections prints the flags under a test's row, at most three.
-func (t *tableWriter) injections(r *agenteval.Result) {
+func (t *tableWriter) injections(w io.Writer, r *agenteval.Result) {
 	lines := Injections(r)
 	for i, line := range lines {
 		if i == 3 {
-			fmt.Fprintf(t.bw, "    %s\n", t.paint(ansiDim, fmt.Sprintf("… %d more flagged messages; see injection_suspected in the results", len(lines)-3)))
+			fmt.Fprintf(w, "    %s\n", t.paint(ansiDim, fmt.Sprintf("… %d more flagged messages; see injection_suspected in the results", len(lines)-3)))
 			break
 		}
-		fmt.Fprintf(t.bw, "    %s %s\n", t.paint(ansiYellow, "⚠ injection suspected:"), clip(line, 240))
+		fmt.Fprintf(w, "    %s %s\n", t.paint(ansiYellow, "⚠ injection suspected:"), clip(line, 240))
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval"
@@ -16,6 +16,8 @@ import (
 // XML format puts counts before the cases, so the cases wait in memory, in
 // this compact form, not as whole results.
 type junitCase struct {
+	// key is the result's, for the order of the cases.
+	key                                          resultKey
 	suite, name, target, status, message, detail string
 	seconds                                      float64
 	// trials and passed count the test's trials and passAtK holds its
@@ -29,6 +31,7 @@ type junitWriter struct {
 	cases []junitCase
 	// suites total each suite's results, for its pass@k and pass^k.
 	suites map[string]*results.Summary
+	order  resultOrder
 }
 
 // NewJUnit writes JUnit XML, which CI systems show as test reports: one
@@ -36,11 +39,23 @@ type junitWriter struct {
 // reasons, errors the cause. When tests ran several trials, a testsuite's
 // properties hold its pass@k, pass^k and tests@k (how many tests ran at
 // least k trials) for each k, and a testcase's hold its trials,
-// trials_passed, and its own pass@k and pass^k.
-func NewJUnit(w io.Writer) Writer { return &junitWriter{w: w, suites: map[string]*results.Summary{}} }
+// trials_passed, and its own pass@k and pass^k. Suites and cases come in
+// the suite's order (the header's order of suites, then test ids), not in
+// the order the tests finished.
+func NewJUnit(w io.Writer) Writer {
+	return &junitWriter{w: w, suites: map[string]*results.Summary{}, order: newOrder(nil)}
+}
+
+// Start learns the order of the run's suites and targets.
+func (j *junitWriter) Start(h *results.Header) error {
+	if h != nil {
+		j.order = newOrder(h)
+	}
+	return nil
+}
 
 func (j *junitWriter) Write(r *agenteval.Result) error {
-	c := junitCase{suite: r.Suite, name: r.TestID, target: r.Target, seconds: r.DurationMS / 1000}
+	c := junitCase{key: resultKey{r.Suite, r.TestID, r.Target}, suite: r.Suite, name: r.TestID, target: r.Target, seconds: r.DurationMS / 1000}
 	if c.suite == "" {
 		c.suite = "agenteval"
 	}
@@ -207,6 +222,7 @@ func (j *junitWriter) Close(*results.Summary) error {
 	for _, c := range j.cases {
 		targets[c.target] = true
 	}
+	slices.SortStableFunc(j.cases, func(a, b junitCase) int { return j.order.compare(a.key, b.key) })
 	for _, c := range j.cases {
 		if len(targets) > 1 {
 			c.name += " [" + c.target + "]"
@@ -233,7 +249,6 @@ func (j *junitWriter) Close(*results.Summary) error {
 		s.Cases = append(s.Cases, tc)
 		total += c.seconds
 	}
-	sort.Strings(names)
 	for _, n := range names {
 		s := bySuite[n]
 		var t float64

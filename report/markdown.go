@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval"
@@ -15,6 +16,7 @@ type markdownWriter struct {
 	header   *results.Header
 	failures []*agenteval.Result
 	dropped  int
+	order    resultOrder
 	// usage sums the results' own usage (agent, simulated user and
 	// judge), where the summary's counts the graders'.
 	usage agenteval.Usage
@@ -26,11 +28,14 @@ const maxMarkdownFailures = 50
 
 // NewMarkdown writes a run's summary and its failures as Markdown, for a
 // pull-request comment or a CI job summary. It holds the failing results
-// (up to 50) until Close.
-func NewMarkdown(w io.Writer) Writer { return &markdownWriter{bw: bufio.NewWriter(w)} }
+// until Close, and lists the first 50 in the suite's order.
+func NewMarkdown(w io.Writer) Writer {
+	return &markdownWriter{bw: bufio.NewWriter(w), order: newOrder(nil)}
+}
 
 func (m *markdownWriter) Start(h *results.Header) error {
 	m.header = h
+	m.order = newOrder(h)
 	return nil
 }
 
@@ -39,15 +44,28 @@ func (m *markdownWriter) Write(r *agenteval.Result) error {
 	if r.Verdict == agenteval.VerdictPass || r.Verdict == agenteval.VerdictSkip {
 		return nil
 	}
-	if len(m.failures) == maxMarkdownFailures {
-		m.dropped++
-		return nil
-	}
 	// Only what the page shows is kept: no transcript.
 	c := *r
 	c.Output, c.Trials = nil, nil
 	m.failures = append(m.failures, &c)
+	if len(m.failures) == 2*maxMarkdownFailures {
+		// Which failures are listed must not depend on which finished
+		// first: keep the first ones in order, a batch at a time.
+		m.keepFirst()
+	}
 	return nil
+}
+
+// keepFirst sorts the failures held and drops those past the ones listed.
+func (m *markdownWriter) keepFirst() {
+	slices.SortStableFunc(m.failures, func(a, b *agenteval.Result) int {
+		return m.order.compare(resultKey{a.Suite, a.TestID, a.Target}, resultKey{b.Suite, b.TestID, b.Target})
+	})
+	if len(m.failures) > maxMarkdownFailures {
+		m.dropped += len(m.failures) - maxMarkdownFailures
+		clear(m.failures[maxMarkdownFailures:])
+		m.failures = m.failures[:maxMarkdownFailures]
+	}
 }
 
 // mdText escapes text for Markdown on GitHub: no markup, no HTML, one line.
@@ -107,6 +125,7 @@ func (m *markdownWriter) Close(sum *results.Summary) error {
 			fmt.Fprintf(m.bw, "| %d | %.1f%% | %.1f%% |\n", p.K, 100*p.PassAtK, 100*p.PassHatK)
 		}
 	}
+	m.keepFirst()
 	if len(m.failures) > 0 {
 		fmt.Fprintf(m.bw, "\n#### Failures\n\n| test | verdict | score | why |\n|---|---|---:|---|\n")
 		// A run of several targets holds a test once per target.

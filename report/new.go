@@ -29,8 +29,8 @@ var writerFormats = []struct {
 
 // New makes the Writer for a format by its name, as --format gives it:
 // jsonl (the results file), json, table, junit, markdown or html. Every
-// writer but junit is also a Starter that wants the run's header, and
-// html's is an *HTMLWriter, for two runs side by side. An
+// writer is also a Starter that wants the run's header, and html's is an
+// *HTMLWriter, for two runs side by side. An
 // unknown name is an error that lists the known ones, so that a command
 // can pass it on as it is.
 func New(format string, w io.Writer, opt Options) (Writer, error) {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -39,12 +41,26 @@ type tableWriter struct {
 	header  bool
 	// targetWidth is the TARGET column's, 0 when the run has one target.
 	targetWidth int
+	// hold keeps the rows, each with what follows it, until Close, which
+	// writes them in the suite's order; order is that order.
+	hold  bool
+	held  []heldRow
+	order resultOrder
 }
 
-// NewTable writes a human-readable table, a row per test as it finishes,
-// with the reasons for each failure under its row and a summary at the end.
+type heldRow struct {
+	key  resultKey
+	text string
+}
+
+// NewTable writes a human-readable table: a row per test, with the reasons
+// for each failure under its row, and a summary at the end. On a terminal,
+// where a person watches a run, each row comes as its test finishes;
+// anywhere else (a file, a pipe, a CI log) the rows wait for Close and
+// come in the suite's order (see InOrder), so that two runs of a suite
+// print alike.
 func NewTable(w io.Writer, opt TableOptions) Writer {
-	t := &tableWriter{bw: bufio.NewWriter(w), opt: opt, idWidth: 24}
+	t := &tableWriter{bw: bufio.NewWriter(w), opt: opt, idWidth: 24, hold: !isTerminal(w), order: newOrder(nil)}
 	if t.opt.Details == 0 {
 		t.opt.Details = 3
 	}
@@ -52,6 +68,7 @@ func NewTable(w io.Writer, opt TableOptions) Writer {
 		t.widths = append(t.widths, max(utf8.RuneCountInString(m), 5))
 	}
 	t.setTargets(opt.Targets)
+	t.order.rankTargets(opt.Targets)
 	return t
 }
 
@@ -76,7 +93,44 @@ func (t *tableWriter) Start(h *results.Header) error {
 	if h != nil && len(t.opt.Targets) == 0 && !t.header {
 		t.setTargets(h.TargetNames())
 	}
+	if h != nil {
+		t.order = newOrder(h)
+		if len(t.opt.Targets) > 0 {
+			// The options' targets are the ones the rows show.
+			clear(t.order.targets)
+			t.order.rankTargets(t.opt.Targets)
+		}
+	}
 	return nil
+}
+
+// isTerminal reports whether w is a terminal (a character device; the
+// standard library cannot tell it from /dev/null, where order is moot).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// InOrder makes w list results in the suite's order wherever it writes:
+// the table on a terminal would otherwise print each row as its test
+// finishes, which suits a run being watched, not one read back (show,
+// report). It returns w, and must come before w's first result. The
+// other writers list results in that order already, except jsonl and
+// json, which stream them as they come.
+func InOrder(w Writer) Writer {
+	switch w := w.(type) {
+	case *tableWriter:
+		w.hold = true
+	case Multi:
+		for _, x := range w {
+			InOrder(x)
+		}
+	}
+	return w
 }
 
 const (
@@ -133,6 +187,20 @@ func clip(s string, n int) string {
 }
 
 func (t *tableWriter) Write(r *agenteval.Result) error {
+	if !t.hold {
+		t.columns(t.bw)
+		t.row(t.bw, r)
+		return t.bw.Flush()
+	}
+	// The row is kept as text, not the result with its transcript.
+	var b strings.Builder
+	t.row(&b, r)
+	t.held = append(t.held, heldRow{key: resultKey{r.Suite, r.TestID, r.Target}, text: b.String()})
+	return nil
+}
+
+// columns writes the columns' names, once, before the first row.
+func (t *tableWriter) columns(w io.Writer) {
 	if !t.header {
 		t.header = true
 		var b strings.Builder
@@ -145,8 +213,13 @@ func (t *tableWriter) Write(r *agenteval.Result) error {
 			b.WriteString(padLeft(m, t.widths[i]))
 		}
 		b.WriteString("  SCORE  VERDICT")
-		fmt.Fprintln(t.bw, t.paint(ansiBold, b.String()))
+		fmt.Fprintln(w, t.paint(ansiBold, b.String()))
 	}
+}
+
+// row writes a result's row, and under it why it did not pass and any
+// injection flags.
+func (t *tableWriter) row(w io.Writer, r *agenteval.Result) {
 	byName := make(map[string]agenteval.Score, len(r.Scores))
 	for _, s := range r.Scores {
 		byName[s.Name] = s
@@ -174,12 +247,24 @@ func (t *tableWriter) Write(r *agenteval.Result) error {
 	} else {
 		b.WriteString(t.verdict(r.Verdict, 0))
 	}
-	fmt.Fprintln(t.bw, b.String())
+	fmt.Fprintln(w, b.String())
 	if r.Verdict != agenteval.VerdictPass && t.opt.Details > 0 {
-		t.details(r)
+		t.details(w, r)
 	}
-	t.injections(r)
-	return t.bw.Flush()
+	t.injections(w, r)
+}
+
+// writeHeld writes the rows held so far in the suite's order.
+func (t *tableWriter) writeHeld() {
+	if len(t.held) == 0 {
+		return
+	}
+	slices.SortStableFunc(t.held, func(a, b heldRow) int { return t.order.compare(a.key, b.key) })
+	t.columns(t.bw)
+	for _, h := range t.held {
+		t.bw.WriteString(h.text)
+	}
+	t.held = nil
 }
 
 func cellFor(s agenteval.Score) string {
@@ -194,7 +279,7 @@ func cellFor(s agenteval.Score) string {
 
 // details prints why a test did not pass: its error, and for each score that
 // did not pass, the reason and the first few failed assertions.
-func (t *tableWriter) details(r *agenteval.Result) {
+func (t *tableWriter) details(w io.Writer, r *agenteval.Result) {
 	if sim := r.Simulation; sim != nil {
 		turns := "turns"
 		if sim.Turns == 1 {
@@ -204,11 +289,11 @@ func (t *tableWriter) details(r *agenteval.Result) {
 		if sim.Detail != "" {
 			line += ": " + sim.Detail
 		}
-		fmt.Fprintf(t.bw, "    %s\n", t.paint(ansiDim, clip(line, 200)))
+		fmt.Fprintf(w, "    %s\n", t.paint(ansiDim, clip(line, 200)))
 	}
 	if r.Error != "" && len(r.Scores) == 0 {
 		for _, line := range strings.Split(r.Error, "\n") {
-			fmt.Fprintf(t.bw, "    %s\n", t.paint(ansiYellow, line))
+			fmt.Fprintf(w, "    %s\n", t.paint(ansiYellow, line))
 		}
 		return
 	}
@@ -220,14 +305,14 @@ func (t *tableWriter) details(r *agenteval.Result) {
 		if s.Verdict == agenteval.VerdictError {
 			mark = t.paint(ansiYellow, "!")
 		}
-		fmt.Fprintf(t.bw, "    %s %s %s: %s\n", mark, s.Name, cellFor(s), s.Reason)
+		fmt.Fprintf(w, "    %s %s %s: %s\n", mark, s.Name, cellFor(s), s.Reason)
 		shown := 0
 		for _, a := range s.Assertions {
 			if a.Passed {
 				continue
 			}
 			if shown == t.opt.Details {
-				fmt.Fprintf(t.bw, "        %s\n", t.paint(ansiDim, "…"))
+				fmt.Fprintf(w, "        %s\n", t.paint(ansiDim, "…"))
 				break
 			}
 			shown++
@@ -235,12 +320,13 @@ func (t *tableWriter) details(r *agenteval.Result) {
 			if a.Evidence != "" {
 				line += ": " + a.Evidence
 			}
-			fmt.Fprintf(t.bw, "        %s\n", t.paint(ansiDim, clip(line, 200)))
+			fmt.Fprintf(w, "        %s\n", t.paint(ansiDim, clip(line, 200)))
 		}
 	}
 }
 
 func (t *tableWriter) Close(sum *results.Summary) error {
+	t.writeHeld()
 	if sum == nil {
 		return t.bw.Flush()
 	}

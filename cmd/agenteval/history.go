@@ -157,9 +157,12 @@ func (h *history) resolve(ctx context.Context, ref string) (*source, error) {
 }
 
 // summarize reads a run whole into a summary, for writers that want one
-// at the end.
+// at the end. The run is read back, not watched: the writers list its
+// results in the suite's order, on a terminal too, so that show and
+// report print two runs of a suite alike however their tests finished.
 func summarize(ctx context.Context, s *source, w report.Writer) (*results.Summary, error) {
 	var sum results.Summary
+	report.InOrder(w)
 	if st, ok := w.(report.Starter); ok && s.header != nil {
 		if err := st.Start(s.header); err != nil {
 			return nil, err

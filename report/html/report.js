@@ -66,6 +66,7 @@
       this.header = m.header || {};
       this.summary = m.summary || null;
       this.index = m.index || [];
+      this.order = m.order || []; // the index in the suite's order, when the tests finished in another
       this.size = m.chunk || 200;
       this.blocks = Array.prototype.filter.call(document.querySelectorAll("script.chunk"), function (b) { return b.getAttribute("data-run") === String(i); });
       this.base = this.index.length; // tests in the blocks; later ones came live
@@ -137,7 +138,12 @@
         multi = !!cmp.multi_target;
         return;
       }
-      runs[0].index.forEach(function (e, k) {
+      // The list follows the suite's order; tests that came live after the
+      // page was made follow it in the order they finished.
+      var ks = runs[0].order.slice();
+      for (var k = ks.length; k < runs[0].index.length; k++) ks.push(k);
+      ks.forEach(function (k) {
+        var e = runs[0].index[k];
         targets[e.tg || ""] = true;
         items.push({ key: key(e.suite, e.id, e.tg), id: e.id, suite: e.suite, target: e.tg || "", a: k });
       });
