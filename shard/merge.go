@@ -29,15 +29,29 @@ type Merged struct {
 	Files []File
 	// Count is how many results the run has.
 	Count int
+	// Unchecked are the run's suite files (as the headers name them) that
+	// Options.Suite did not give: their tests' verdicts were checked
+	// without their pass marks (unless the run set --threshold), and the
+	// shards were not checked to hold all of their tests.
+	Unchecked []string
 }
 
 // Check reads the results files of a run's shards and checks that they
 // make the whole run: each has a shard's header, all name the same run
 // id, the same number of shards, the same suites (by content hash),
 // target, judge and settings; every shard is there exactly once and holds
-// all the results it was to write; and no test's result is in two files.
-// The error lists every problem found, each naming its file.
-func Check(paths []string) (*Merged, error) {
+// all the results it was to write; no test's result is in two files; and
+// each result's verdict is the one its scores give. The error lists every
+// problem found, each naming its file.
+func Check(paths []string) (*Merged, error) { return CheckWith(paths, Options{}) }
+
+// CheckWith is Check, knowing the run's suite files when they are here
+// (opt.Suite): then each verdict is made again from its scores and its
+// test's pass mark, as the runner made it, and a test of those suites that
+// no shard holds a result of is a problem, named. A shard that lost a
+// result and had its header's count lowered to match would otherwise pass
+// as whole.
+func CheckWith(paths []string, opt Options) (*Merged, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no shard files given")
 	}
@@ -121,15 +135,27 @@ func Check(paths []string) (*Merged, error) {
 		return nil, joinProblems(problems)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Header.Shard.Index < files[j].Header.Shard.Index })
+	ver, err := newVerifier(first.Header, opt)
+	if err != nil {
+		return nil, err
+	}
 
-	// Every result once, and every shard whole.
+	// Every result once, every verdict what its scores give, and every
+	// shard whole.
 	where := map[[16]byte]int{} // result key -> file index
 	total := 0
 	for i := range files {
 		f := &files[i]
-		dups := 0
-		err := readKeys(f.Path, func(k key) {
+		dups, wrong := 0, 0
+		err := readRows(f.Path, func(r *row) {
 			f.Results++
+			if msg := ver.check(f.Path, r); msg != "" {
+				if wrong < 3 {
+					bad("%s", msg)
+				}
+				wrong++
+			}
+			k := r.key
 			h := k.hash()
 			if j, ok := where[h]; ok {
 				if dups < 3 {
@@ -147,6 +173,9 @@ func Check(paths []string) (*Merged, error) {
 		if dups > 3 {
 			bad("%s repeats %d more results of other shards", f.Path, dups-3)
 		}
+		if wrong > 3 {
+			bad("%s holds %d more results whose verdicts are not what their scores give", f.Path, wrong-3)
+		}
 		if want := f.Header.Shard.Tests; f.Results != want {
 			if f.Results < want {
 				bad("%s (shard %s) holds %d of its %d results: it was cut short; finish it with agenteval run ... --shard %s --resume %s", f.Path, f.Header.Shard, f.Results, want, f.Header.Shard, f.Path)
@@ -155,6 +184,20 @@ func Check(paths []string) (*Merged, error) {
 			}
 		}
 		total += f.Results
+	}
+	if len(problems) == 0 {
+		if miss := ver.missing(); len(miss) > 0 {
+			more := ""
+			if len(miss) > 5 {
+				miss, more = miss[:5], fmt.Sprintf(" and %d more", len(miss)-5)
+			}
+			hint := ""
+			if opt.Filter == "" {
+				hint = "; if the shards ran with --filter, give merge the same --filter"
+			}
+			bad("the run's suites hold tests that no shard has a result of: %s%s. A shard's file lost them, though its header's count of results says it is whole%s",
+				strings.Join(miss, ", "), more, hint)
+		}
 	}
 	if len(problems) > 0 {
 		return nil, joinProblems(problems)
@@ -166,7 +209,7 @@ func Check(paths []string) (*Merged, error) {
 			h.Started = f.Header.Started
 		}
 	}
-	return &Merged{Header: &h, Files: files, Count: total}, nil
+	return &Merged{Header: &h, Files: files, Count: total, Unchecked: ver.unchecked}, nil
 }
 
 func joinProblems(ps []string) error { return errors.New(strings.Join(ps, "\n")) }
@@ -207,9 +250,31 @@ func (k key) hash() [16]byte {
 	return out
 }
 
-// readKeys reads only what names each result, which is much faster than
-// decoding them.
-func readKeys(path string, fn func(key)) error {
+// row is what Check reads of a result: what names it, and what its
+// verdict is made from. The transcript, most of a result, is skipped.
+type row struct {
+	key
+	Score           float64                   `json:"score"`
+	Verdict         agenteval.Verdict         `json:"verdict"`
+	ExecutionStatus agenteval.ExecutionStatus `json:"execution_status"`
+	Scores          []agenteval.Score         `json:"scores"`
+	Trials          []trialRow                `json:"trials"`
+	Error           string                    `json:"error"`
+}
+
+// trialRow is what Check reads of one trial of a result.
+type trialRow struct {
+	Trial           int                       `json:"trial"`
+	Score           float64                   `json:"score"`
+	Verdict         agenteval.Verdict         `json:"verdict"`
+	ExecutionStatus agenteval.ExecutionStatus `json:"execution_status"`
+	Scores          []agenteval.Score         `json:"scores"`
+	Error           string                    `json:"error"`
+}
+
+// readRows reads each result's row, which is much faster than decoding
+// the whole result.
+func readRows(path string, fn func(*row)) error {
 	rd, closeFile, err := results.OpenResults(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -223,11 +288,11 @@ func readKeys(path string, fn func(key)) error {
 		if err != nil {
 			return err
 		}
-		var k key
-		if err := json.Unmarshal(raw, &k); err != nil || k.TestID == "" {
+		var r row
+		if err := json.Unmarshal(raw, &r); err != nil || r.TestID == "" {
 			return fmt.Errorf("%s:%d: not a result (%s)", path, ln, firstLine(err))
 		}
-		fn(k)
+		fn(&r)
 	}
 	if cut, _ := rd.Cut(); cut {
 		return fmt.Errorf("%s ends in a cut-off line: its shard was killed while writing; finish it with --resume %s", path, path)

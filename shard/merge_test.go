@@ -27,7 +27,11 @@ func shardFile(t *testing.T, dir, name string, h results.Header, ids ...string) 
 		if strings.HasPrefix(id, "f") {
 			v = agenteval.VerdictFail
 		}
-		rb, _ := json.Marshal(agenteval.Result{TestID: id, Suite: "s", Target: "replay", Verdict: v, Score: 1})
+		score := 1.0
+		if v == agenteval.VerdictFail {
+			score = 0
+		}
+		rb, _ := json.Marshal(agenteval.Result{TestID: id, Suite: "s", Target: "replay", Verdict: v, ExecutionStatus: agenteval.StatusOf(v), Score: score})
 		b.Write(rb)
 		b.WriteByte('\n')
 	}
@@ -149,7 +153,7 @@ func ExampleCheck() {
 		b, _ := json.Marshal(h)
 		lines := []string{string(b)}
 		for _, id := range ids {
-			r, _ := json.Marshal(agenteval.Result{TestID: id, Suite: "support", Verdict: agenteval.VerdictPass, Score: 1})
+			r, _ := json.Marshal(agenteval.Result{TestID: id, Suite: "support", Verdict: agenteval.VerdictPass, ExecutionStatus: agenteval.StatusOK, Score: 1})
 			lines = append(lines, string(r))
 		}
 		p := filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i+1))

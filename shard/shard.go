@@ -3,7 +3,8 @@
 // test (a stable hash of the suite's path and the test's id, with tests
 // linked by depends_on kept together), the run id the shards share (from
 // the CI system's variables), and the merge of the shards' results files
-// into the whole run's, checked for missing and repeated parts.
+// into the whole run's, checked for missing and repeated parts and for
+// verdicts that are not what their scores give.
 //
 // It imports the root package, results and the standard library.
 package shard

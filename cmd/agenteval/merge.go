@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/project"
 	"github.com/agenteval/agenteval/report"
+	"github.com/agenteval/agenteval/results"
 	"github.com/agenteval/agenteval/session"
 	"github.com/agenteval/agenteval/shard"
+	"github.com/agenteval/agenteval/suite"
 	"github.com/spf13/cobra"
 )
 
@@ -21,6 +25,7 @@ type mergeFlags struct {
 	format  string
 	noStore bool
 	quiet   bool
+	filter  string
 }
 
 func newMergeCmd(e *env) *cobra.Command {
@@ -39,8 +44,13 @@ The files are checked first, and nothing is written unless all is well:
 every file is a shard of the same run (the same run id and number of
 shards), with the same suites (by content hash), target, judge and
 settings; every shard is there exactly once and holds all the results it
-was to write; and no test's result is in two files. Each problem is named,
-with its file (exit 2).
+was to write; and no test's result is in two files. Each verdict is made
+again from the result's scores, as the run made it, and a result recorded
+otherwise is refused. When the suite files are here as the shards ran them
+(the same path and content hash), every test of them must have a result
+(give --filter when the shards ran with one), and each verdict is checked
+against its test's pass mark. Each problem is named, with its file (exit
+2).
 
 The merged run is recorded in the project's store, unless it is there
 already (shards that wrote to a shared --store).`,
@@ -59,6 +69,7 @@ already (shards that wrote to a shared --store).`,
 	fl.StringVar(&f.format, "format", "", "stdout format: table, jsonl or json (default: table on a terminal; with -o, nothing on stdout)")
 	fl.BoolVar(&f.noStore, "no-store", false, "do not record the merged run in the project's store")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no totals on stderr")
+	fl.StringVar(&f.filter, "filter", "", "the --filter the shards ran with: tests whose id it does not match are not expected")
 	return cmd
 }
 
@@ -70,9 +81,13 @@ func runMerge(ctx context.Context, e *env, paths []string, f *mergeFlags) error 
 			}
 		}
 	}
-	m, err := shard.Check(paths)
+	m, err := shard.CheckWith(paths, shard.Options{Suite: mergeSuite, Filter: f.filter})
 	if err != nil {
 		return usageErr("merge: %v", err)
+	}
+	if len(m.Unchecked) > 0 && !f.quiet {
+		fmt.Fprintf(e.stderr, "merge: %s %s not here as the shards ran %s, so the shards were not checked to hold every test of %s, nor the verdicts against their pass marks\n",
+			strings.Join(m.Unchecked, ", "), plural(len(m.Unchecked), "is", "are"), plural(len(m.Unchecked), "it", "them"), plural(len(m.Unchecked), "it", "them"))
 	}
 	// The results are copied line for line, not encoded again: a merge of
 	// a large run costs reading it, not more.
@@ -151,4 +166,31 @@ func runMerge(ctx context.Context, e *env, paths []string, f *mergeFlags) error 
 		}
 	}
 	return exitCode(runExit(sum))
+}
+
+// mergeSuite loads one of a run's suite files for merge's checks, when it
+// is at the path the headers name with the content they hashed: its tests
+// are then the ones the shards ran. The project file that governs it gives
+// it what it gives a run (the pass mark). Nothing in it runs.
+func mergeSuite(sf results.SuiteFile) *shard.Suite {
+	if sf.Path == "" || sf.Path == "-" {
+		return nil
+	}
+	if sum, err := results.HashFile(sf.Path); err != nil || sum != sf.SHA256 {
+		return nil
+	}
+	cfg, err := project.For(sf.Path, "", suite.Options{})
+	if err != nil {
+		return nil
+	}
+	// Judge and simulator count as there: merge calls neither, and a
+	// file that needs them is still the file the shards ran.
+	lo := session.ProjectOptions(cfg, true, true)
+	lo.NoJudgeNeeded = true
+	st, err := suite.Load(sf.Path, lo)
+	if err != nil {
+		return nil
+	}
+	project.Apply(cfg, st)
+	return &shard.Suite{Path: sf.Path, Tests: st.Tests, Threshold: st.Threshold}
 }

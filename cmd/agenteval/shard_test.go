@@ -247,6 +247,12 @@ func TestShardsMatchOneRun(t *testing.T) {
 	if !strings.Contains(merged.stderr, "merged 4 shards of run ci-123: 200 tests") {
 		t.Errorf("merge said:\n%s", merged.stderr)
 	}
+	// merge found load.yaml as the shards ran it, so it made every
+	// verdict again from its scores and pass mark, and looked for every
+	// test: the runner's verdicts (errors, skips, trials) all agree.
+	if strings.Contains(merged.stderr, "not here as the shards ran") {
+		t.Errorf("merge did not check the results against the suite:\n%s", merged.stderr)
+	}
 
 	want, got := resultLines(t, filepath.Join(dir, "one.jsonl")), resultLines(t, filepath.Join(dir, "all.jsonl"))
 	if len(want) != 200 {
