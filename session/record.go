@@ -248,7 +248,7 @@ func (s *softWriter) Close(sum *results.Summary) error {
 // storeWarning is the message for a store that failed.
 func storeWarning(opt *Options, path string) func(error) {
 	return func(err error) {
-		opt.logf("agenteval: warning: the run store %s failed, so this run is not recorded there: %v\n(the results files are complete; --no-store turns the store off)\n", path, err)
+		opt.logf("agenteval: warning: the run store %s failed, so it does not hold this run whole: %v\n(the results files are complete; --no-store turns the store off)\n", path, err)
 	}
 }
 
