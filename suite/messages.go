@@ -231,37 +231,7 @@ func (d *decoder) image(n *yaml.Node, path string) (agenteval.Part, bool) {
 // decoder reads them: numbers as json.Number, written as they are (1.50
 // stays 1.50), so that a message reads the same from YAML as from JSON.
 // Strings are interpolated from the environment, as d.value does.
-func (d *decoder) jsonValue(n *yaml.Node) any {
-	n = resolve(n)
-	if n == nil {
-		return nil
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		m := map[string]any{}
-		for _, f := range d.fields(n, "this mapping", nil) {
-			m[f.key] = d.jsonValue(f.value)
-		}
-		return m
-	case yaml.SequenceNode:
-		out := make([]any, 0, len(n.Content))
-		for _, it := range n.Content {
-			out = append(out, d.jsonValue(it))
-		}
-		return out
-	case yaml.ScalarNode:
-		switch n.Tag {
-		case "!!int", "!!float":
-			if json.Valid([]byte(n.Value)) {
-				return json.Number(n.Value)
-			}
-			// 0x1F, 042, .inf: YAML numbers JSON has no literal for; their
-			// text loses nothing.
-			return n.Value
-		}
-	}
-	return d.value(n)
-}
+func (d *decoder) jsonValue(n *yaml.Node) any { return d.walk(n, true) }
 
 // nodeAt is the node at path p below n: a key's node for a final
 // jsonpos.KeyName, else the value's. Where p leads nowhere, it stops at the

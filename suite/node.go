@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -365,7 +366,10 @@ func (d *decoder) strList(n *yaml.Node, what string) []string {
 
 // value decodes any node into plain Go values (maps, lists, strings,
 // numbers), interpolating the environment in every string.
-func (d *decoder) value(n *yaml.Node) any {
+func (d *decoder) value(n *yaml.Node) any { return d.walk(n, false) }
+
+// walk is value, with numbers as json.Number when asJSON (see jsonValue).
+func (d *decoder) walk(n *yaml.Node, asJSON bool) any {
 	n = resolve(n)
 	if n == nil {
 		return nil
@@ -374,16 +378,24 @@ func (d *decoder) value(n *yaml.Node) any {
 	case yaml.MappingNode:
 		m := map[string]any{}
 		for _, f := range d.fields(n, "this mapping", nil) {
-			m[f.key] = d.value(f.value)
+			m[f.key] = d.walk(f.value, asJSON)
 		}
 		return m
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for _, it := range n.Content {
-			out = append(out, d.value(it))
+			out = append(out, d.walk(it, asJSON))
 		}
 		return out
 	case yaml.ScalarNode:
+		if asJSON && (n.Tag == "!!int" || n.Tag == "!!float") {
+			if json.Valid([]byte(n.Value)) {
+				return json.Number(n.Value)
+			}
+			// 0x1F, 042, .inf: YAML numbers JSON has no literal for; their
+			// text loses nothing.
+			return n.Value
+		}
 		switch n.Tag {
 		case "!!null":
 			return nil
