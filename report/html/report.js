@@ -727,7 +727,10 @@
         btn.disabled = picked.length !== 2;
       }
       btn.addEventListener("click", function () {
-        var p = picked.map(function (id) { return byID[id]; }).sort(function (x, y) { return x.started < y.started ? -1 : 1; });
+        // The older run is the base. Times are compared as times: their
+        // text drops trailing zeros of the fraction, so "…12.3Z" is later
+        // than "…12.31Z" as text but not as a time.
+        var p = picked.map(function (id) { return byID[id]; }).sort(function (x, y) { return Date.parse(x.started) - Date.parse(y.started); });
         location.href = "/compare?base=" + encodeURIComponent(p[0].id) + "&new=" + encodeURIComponent(p[1].id);
       });
       draw(meta.runs_list || []);
