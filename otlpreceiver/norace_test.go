@@ -1,0 +1,5 @@
+//go:build !race
+
+package otlpreceiver
+
+const raceDetector = false
