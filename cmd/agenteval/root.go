@@ -157,6 +157,9 @@ type env struct {
 	maxRow, maxFile int64
 	// storeFlag is --store: where runs are recorded (see session.ChooseStore).
 	storeFlag string
+	// root is the project the command works in (commandRoot), found once
+	// before it runs: its .env is read, its store and cache used.
+	root string
 }
 
 func isTerminal(w io.Writer) bool {
@@ -233,7 +236,8 @@ Shell completion: agenteval completion bash|zsh|fish|powershell --help.`,
 			proc.Refuse("")
 		}
 		quiet, _ := cmd.Flags().GetBool("quiet")
-		return loadEnvFile(e.stderr, envFile, commandRoot(cmd, args), quiet)
+		e.root = commandRoot(cmd, args)
+		return loadEnvFile(e.stderr, envFile, e.root, quiet)
 	}
 	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newImportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e), newCacheCmd(e), newInitCmd(e),
 		newMergeCmd(e), newRunsCmd(e), newShowCmd(e), newTagCmd(e), newCompareCmd(e), newReportCmd(e), newViewCmd(e))

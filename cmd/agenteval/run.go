@@ -340,7 +340,7 @@ func (f *runFlags) options(e *env) (session.Options, error) {
 		opt.Threshold = &th
 	}
 	opt.Models = *f.judge.settings()
-	opt.NoExec, opt.MaxFileBytes, opt.Store = e.noExec, e.maxFile, e.storeFlag
+	opt.NoExec, opt.MaxFileBytes, opt.Store, opt.Root = e.noExec, e.maxFile, e.storeFlag, e.root
 	opt.Command, opt.Version = "run", shortVersion()
 	opt.Log = e.stderr
 	return opt, nil

@@ -210,7 +210,7 @@ func runScore(cmd *cobra.Command, e *env, path string, f *scoreFlags) error {
 	}
 	// The dataset's project holds the reply cache and the store, whatever
 	// the working directory.
-	root := session.RootOf(path)
+	root := e.root
 	f.judge.models.Root = root
 	metrics, names, err := buildMetrics(f.metrics, f.criteria, f.threshold, &f.judge)
 	if err != nil {
