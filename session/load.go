@@ -83,6 +83,9 @@ func Load(opt Options, paths ...string) (*Session, error) {
 			for _, w := range st.Warnings {
 				opt.logf("%s\n", Warning(w))
 			}
+			for _, d := range st.Differences {
+				opt.logf("%s\n", d)
+			}
 		}
 		if err != nil {
 			problems = append(problems, err.Error())

@@ -131,6 +131,13 @@ func Explain(w io.Writer, s *Suite) {
 	for _, t := range s.Targets {
 		fmt.Fprintf(w, "  target %s: %s\n", t.Name, describeTarget(t))
 	}
+	for _, d := range s.Differences {
+		fmt.Fprintf(w, "  differs from %s: %s (line %d", d.Peer, d.Msg, d.Line)
+		if d.Count > 1 {
+			fmt.Fprintf(w, ", %d places", d.Count)
+		}
+		fmt.Fprintln(w, ")")
+	}
 	if s.Workers > 0 {
 		fmt.Fprintf(w, "  workers: %d\n", s.Workers)
 	}

@@ -60,6 +60,9 @@ type problems struct {
 	// unset are the unset environment variables already warned about, so
 	// a variable used in many places gets one warning per file.
 	unset map[string]bool
+	// diffs are the places the file runs with another meaning than a
+	// peer tool gives it (differences.go).
+	diffs []*Difference
 }
 
 // sub is a decoder for another file (an external test file, a sidecar)

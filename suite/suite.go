@@ -47,6 +47,10 @@ type Suite struct {
 	// unset environment variables, features that are ignored here, each
 	// at its position. Options.Strict makes them errors.
 	Warnings []*agenteval.PosError
+	// Differences are the places this file runs with another meaning
+	// than AgentV (or agent_inspect, or promptfoo) gives it, one per kind
+	// with its first position. A run says them once at its start.
+	Differences []Difference
 }
 
 // TargetSpec is one entry of the suite's targets list. Exactly one of
@@ -225,6 +229,7 @@ func Parse(path string, data []byte, opt Options) (*Suite, error) {
 	}
 	if s != nil {
 		s.Warnings = warns
+		s.Differences = sortedDifferences(d.diffs)
 	}
 	if len(d.errs) > 0 {
 		return s, errors.Join(d.errs...)
