@@ -252,7 +252,14 @@ type Test struct {
 	Turns         []Turn    `json:"turns,omitempty"`
 	Aggregation   Reduction `json:"aggregation,omitempty"`
 	StopOnFailure bool      `json:"stop_on_failure,omitempty"`
-	WindowSize    int       `json:"window_size,omitempty"`
+	// WindowSize is AgentV's window_size: the agent and each turn's
+	// graders get the system messages and the last 2×N other messages
+	// (N exchanges; a reply's tool calls and results count with it).
+	WindowSize int `json:"window_size,omitempty"`
+	// GraderWindow limits only the turn graders' view, to the system
+	// messages and the last N whole turns; the agent keeps the full
+	// history.
+	GraderWindow int `json:"grader_window_size,omitempty"`
 
 	Trials        int       `json:"trials,omitempty"`
 	TrialStrategy Reduction `json:"trial_strategy,omitempty"`

@@ -84,8 +84,54 @@ func ungraded(s agenteval.Score) bool {
 	return s.Verdict == agenteval.VerdictSkip && s.Weight == 0
 }
 
+// exchangeWindow is AgentV's window_size: every system message, then the
+// last 2×n other messages. A user message counts as one; a reply counts as
+// one however many messages it takes (its tool calls and their results
+// belong to it), which is what AgentV's history of plain text replies
+// counts. For the agent's call the window ends on the user's message, so
+// with n = 1 the agent sees its previous reply and the new message.
+func exchangeWindow(c agenteval.Conversation, n int) agenteval.Conversation {
+	if n <= 0 {
+		return c
+	}
+	// Walk back over the non-system messages, counting units.
+	units, from := 0, len(c)
+	for i := len(c) - 1; i >= 0 && units < 2*n; i-- {
+		m := c[i]
+		if m.Role == agenteval.RoleSystem {
+			continue
+		}
+		from = i
+		// A reply's messages (assistant and tool) make one unit: count
+		// it at its first message.
+		if m.Role == agenteval.RoleUser || i == 0 || c[i-1].Role == agenteval.RoleUser || c[i-1].Role == agenteval.RoleSystem {
+			units++
+		}
+	}
+	if from == 0 {
+		return c
+	}
+	var out agenteval.Conversation
+	for i, m := range c {
+		if m.Role == agenteval.RoleSystem || i >= from {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// graderView is what a turn's graders see of the history: AgentV's
+// window_size when set, or else our grader_window_size (whole turns).
+func graderView(t *agenteval.Test, history agenteval.Conversation) agenteval.Conversation {
+	if t.GraderWindow > 0 {
+		return window(history, t.GraderWindow)
+	}
+	return exchangeWindow(history, t.WindowSize)
+}
+
 // window keeps the graders' view to the last n whole turns, plus the system
-// messages that open the conversation. The agent always gets everything.
+// messages that open the conversation (grader_window_size). The agent gets
+// everything.
 func window(c agenteval.Conversation, n int) agenteval.Conversation {
 	if n <= 0 {
 		return c
@@ -171,7 +217,7 @@ func (r *suiteRunner) runTrial(ctx context.Context, p *grade.Plan, trial int, re
 		if len(trackers) > 0 { // the input copies the transcript: only for trackers
 			observe(ctx, trackers, r.input(t, history, history[len(t.Input):], "", ms, sess.usage, k+1, k+1))
 		}
-		in := r.input(t, window(history, t.WindowSize), reply, turn.ExpectedOutput, ms, sess.usage, k+1, k+1)
+		in := r.input(t, graderView(t, history), reply, turn.ExpectedOutput, ms, sess.usage, k+1, k+1)
 		name := fmt.Sprintf("turn-%d", k+1)
 		u := p.Turns[k]
 		if t.StopOnFailure {
@@ -242,8 +288,10 @@ func (r *suiteRunner) newSession(ctx context.Context, t *agenteval.Test, trial i
 // history, and returns the reply and how long it took.
 func (s *session) call(k int) (agenteval.Conversation, float64, error) {
 	t0 := time.Now()
+	// window_size limits what the agent is sent, as in AgentV; the
+	// history keeps every message for the graders and the results.
 	resp, err := s.r.opt.Agent.Respond(s.ctx, &agenteval.AgentRequest{ConversationID: s.id, TestID: s.test.ID, Trial: s.trial, Turn: k,
-		Messages: append(agenteval.Conversation(nil), s.history...)})
+		Messages: append(agenteval.Conversation(nil), exchangeWindow(s.history, s.test.WindowSize)...)})
 	ms := float64(time.Since(t0).Microseconds()) / 1000
 	s.ms += ms
 	// A model target whose credentials are rejected, or whose server is

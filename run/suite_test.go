@@ -15,6 +15,7 @@ import (
 	"github.com/agenteval/agenteval/judge"
 	"github.com/agenteval/agenteval/provider"
 	"github.com/agenteval/agenteval/suite"
+	"github.com/google/go-cmp/cmp"
 )
 
 func loadSuite(t *testing.T, yaml string) *suite.Suite {
@@ -183,27 +184,63 @@ func TestAggregationAndStop(t *testing.T) {
 	}
 }
 
-func TestWindowLimitsGradersOnly(t *testing.T) {
-	j, srv := fakeJudge(t)
-	yaml := `
+// window_size is AgentV's: the agent and the turn grader get the system
+// messages and the last 2×N other messages. grader_window_size is ours:
+// the graders see the last N whole turns and the agent everything.
+func TestWindows(t *testing.T) {
+	cases := []struct {
+		key string
+		// agent is what the agent got on turn 3, as role:text.
+		agent []string
+		// judged and hidden must and must not reach the turn-3 judge.
+		judged, hidden []string
+	}{
+		{"window_size: 1",
+			[]string{"system:SYSTEM PROMPT", "assistant:reply 2 to: second question", "user:third question"},
+			[]string{"SYSTEM PROMPT", "third question"}, []string{"first question", "second question"}},
+		{"window_size: 2",
+			[]string{"system:SYSTEM PROMPT", "assistant:reply 1 to: first question", "user:second question", "assistant:reply 2 to: second question", "user:third question"},
+			[]string{"SYSTEM PROMPT", "second question", "third question"}, []string{"first question"}},
+		{"grader_window_size: 1",
+			[]string{"system:SYSTEM PROMPT", "user:first question", "assistant:reply 1 to: first question", "user:second question", "assistant:reply 2 to: second question", "user:third question"},
+			[]string{"SYSTEM PROMPT", "third question"}, []string{"first question", "second question"}},
+	}
+	for _, c := range cases {
+		t.Run(c.key, func(t *testing.T) {
+			j, srv := fakeJudge(t)
+			yaml := `
 tests:
   - id: w
     mode: conversation
-    window_size: 1
+    ` + c.key + `
     input: [{role: system, content: SYSTEM PROMPT}]
     turns:
       - input: first question
       - input: second question
-        assertions: [Answers the second question]
+      - input: third question
+        assertions: [Answers the third question]
 `
-	agent := &echo{}
-	runAll(t, loadSuite(t, yaml), Options{Agent: agent, Judge: j})
-	if n := len(agent.calls[1].Messages); n != 4 {
-		t.Errorf("the agent got %d messages; it must always get the full history", n)
-	}
-	p := srv.Requests()[0].Messages[1].Text()
-	if strings.Contains(p, "first question") || !strings.Contains(p, "second question") || !strings.Contains(p, "SYSTEM PROMPT") {
-		t.Errorf("window 1 should show the system prompt and the last whole turn only:\n%s", p)
+			agent := &echo{}
+			runAll(t, loadSuite(t, yaml), Options{Agent: agent, Judge: j})
+			var got []string
+			for _, m := range agent.calls[2].Messages {
+				got = append(got, string(m.Role)+":"+m.Content)
+			}
+			if diff := cmp.Diff(c.agent, got); diff != "" {
+				t.Errorf("the agent's messages on turn 3 (-want +got):\n%s", diff)
+			}
+			p := srv.Requests()[0].Messages[1].Text()
+			for _, w := range c.judged {
+				if !strings.Contains(p, w) {
+					t.Errorf("the judge did not get %q:\n%s", w, p)
+				}
+			}
+			for _, w := range c.hidden {
+				if strings.Contains(p, w) {
+					t.Errorf("the judge got %q, outside the window:\n%s", w, p)
+				}
+			}
+		})
 	}
 }
 

@@ -88,7 +88,7 @@ func (d *decoder) checkSimulated(t *agenteval.Test, at map[string]*yaml.Node) {
 		if kn, ok := at["expected_output"]; ok {
 			d.fail(kn, "a simulated conversation has no single reply to compare with expected_output; use subgoals or assertions")
 		}
-		for _, k := range []string{"on_turn_failure", "window_size"} {
+		for _, k := range []string{"on_turn_failure", "window_size", "grader_window_size"} {
 			if kn, ok := at[k]; ok {
 				d.fail(kn, "%s applies to scripted turns; a simulated conversation (user:) is graded as a whole", k)
 			}

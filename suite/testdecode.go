@@ -12,6 +12,7 @@ var testKeys = []string{
 	// Ours and AgentV v4's.
 	"id", "description", "criteria", "input", "expected_output", "assertions",
 	"mode", "turns", "aggregation", "on_turn_failure", "window_size", "trials",
+	"grader_window_size",
 	"depends_on", "on_dependency_failure", "metadata", "vars", "threshold",
 	"user", "subgoals", "expected_tool_calls",
 	"conversation_id", "input_files", "execution", "workspace", "rubrics",
@@ -160,11 +161,22 @@ func (d *decoder) test(n *yaml.Node, index int, sc *suiteCtx) *agenteval.Test {
 				d.fail(f.value, "on_turn_failure %q is not one of continue, stop", v)
 			}
 		case "window_size":
+			// AgentV's meaning: the agent and the turn's graders see the
+			// system messages and the last 2×N other messages.
 			if v, ok := d.integer(f.value, "window_size"); ok {
 				if v < 1 {
-					d.fail(f.value, "window_size must be at least 1 (whole turns)")
+					d.fail(f.value, "window_size must be at least 1 (N exchanges: the last 2×N messages)")
 				}
 				t.WindowSize = v
+			}
+		case "grader_window_size":
+			// Ours: only the turn's graders are limited, to whole turns;
+			// the agent keeps the full history.
+			if v, ok := d.integer(f.value, "grader_window_size"); ok {
+				if v < 1 {
+					d.fail(f.value, "grader_window_size must be at least 1 (whole turns)")
+				}
+				t.GraderWindow = v
 			}
 		case "trials":
 			d.trials(f.value, t)
@@ -263,7 +275,7 @@ func (d *decoder) test(n *yaml.Node, index int, sc *suiteCtx) *agenteval.Test {
 		d.fail(at["expected_output"], "a test with turns cannot have a test-level expected_output; give each turn its own expected_output")
 	}
 	if t.Mode != agenteval.ModeConversation {
-		for _, k := range []string{"aggregation", "on_turn_failure", "window_size"} {
+		for _, k := range []string{"aggregation", "on_turn_failure", "window_size", "grader_window_size"} {
 			if kn, ok := at[k]; ok {
 				d.fail(kn, "%s only applies with mode: conversation", k)
 			}
