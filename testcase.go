@@ -263,6 +263,13 @@ type Test struct {
 
 	Trials        int       `json:"trials,omitempty"`
 	TrialStrategy Reduction `json:"trial_strategy,omitempty"`
+	// TrialsRunAll runs every trial even with strategy pass_at_k, which
+	// otherwise stops at the first passing trial, as AgentV does; pass@k
+	// and pass^k are then estimated over all of them.
+	TrialsRunAll bool `json:"trials_run_all,omitempty"`
+	// TrialCostLimit stops starting trials once the ones run have cost
+	// this much (USD), as AgentV's cost_limit_usd does; 0 means no limit.
+	TrialCostLimit float64 `json:"trial_cost_limit_usd,omitempty"`
 
 	DependsOn           []string `json:"depends_on,omitempty"`
 	OnDependencyFailure string   `json:"on_dependency_failure,omitempty"`

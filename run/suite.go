@@ -188,6 +188,32 @@ type testState struct {
 	running    int // trials started and not finished
 	finished   int
 	status     agenteval.ExecutionStatus
+	// oneByOne runs the trials one after another, because a trial's
+	// outcome decides whether the next one runs (stopAfter).
+	oneByOne bool
+	// cost is what the trials run so far cost, for TrialCostLimit.
+	cost float64
+}
+
+// sequentialTrials says whether t's trials must run one at a time:
+// pass_at_k stops at the first passing trial and cost_limit_usd once the
+// trials run have cost that much, as in AgentV, so each trial's outcome
+// decides whether the next starts.
+func sequentialTrials(t *agenteval.Test, n int) bool {
+	return n > 1 && (t.TrialStrategy == agenteval.ReducePassAtK && !t.TrialsRunAll || t.TrialCostLimit > 0)
+}
+
+// stopAfter says whether a test's trials end with tr, the last to finish
+// (one-by-one trials only).
+func (st *testState) stopAfter(tr agenteval.Trial) bool {
+	t := st.test
+	if tr.Usage != nil && tr.Usage.CostUSD != nil {
+		st.cost += *tr.Usage.CostUSD
+	}
+	if t.TrialCostLimit > 0 && st.cost >= t.TrialCostLimit {
+		return true
+	}
+	return t.TrialStrategy == agenteval.ReducePassAtK && !t.TrialsRunAll && tr.Verdict == agenteval.VerdictPass
 }
 
 type dispatcher struct {
@@ -211,7 +237,8 @@ func newDispatcher(r *suiteRunner, tests []*agenteval.Test, conc int) *dispatche
 	index := map[string]int{}
 	for i, t := range tests {
 		index[t.ID] = i
-		d.states = append(d.states, &testState{test: t, index: i, trials: make([]agenteval.Trial, r.trialCount(t))})
+		n := r.trialCount(t)
+		d.states = append(d.states, &testState{test: t, index: i, trials: make([]agenteval.Trial, n), oneByOne: sequentialTrials(t, n)})
 	}
 	for i, st := range d.states {
 		if status, ok := r.opt.Done[st.test.ID]; ok {
@@ -303,6 +330,14 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 			st.trials[td.trial.Trial-1] = td.trial
 			st.running--
 			st.finished++
+			if st.oneByOne && st.finished < len(st.trials) {
+				if !st.stopAfter(td.trial) {
+					d.makeReady(td.test)
+					continue
+				}
+				// The trials not run are not part of the result.
+				st.trials = st.trials[:st.finished]
+			}
 			if st.finished < len(st.trials) || st.running > 0 {
 				continue
 			}
@@ -352,7 +387,9 @@ func (d *dispatcher) launch(ctx context.Context) {
 		trial := st.next + 1
 		st.next++
 		st.running++
-		if st.next == len(st.trials) {
+		if st.next == len(st.trials) || st.oneByOne {
+			// A one-by-one test is ready again when this trial ends
+			// and another is due.
 			d.ready = d.ready[1:]
 		}
 		d.free--
@@ -413,12 +450,17 @@ func (d *dispatcher) finish(st *testState, status agenteval.ExecutionStatus) {
 		}
 		dep.waiting--
 		if dep.waiting == 0 {
-			k := sort.SearchInts(d.ready, j)
-			d.ready = append(d.ready, 0)
-			copy(d.ready[k+1:], d.ready[k:])
-			d.ready[k] = j
+			d.makeReady(j)
 		}
 	}
+}
+
+// makeReady queues test j to start its next trial, in file order.
+func (d *dispatcher) makeReady(j int) {
+	k := sort.SearchInts(d.ready, j)
+	d.ready = append(d.ready, 0)
+	copy(d.ready[k+1:], d.ready[k:])
+	d.ready[k] = j
 }
 
 // dependencyResult is the result of a test that does not run because a

@@ -298,7 +298,7 @@ func TestTrialsAndPassAtK(t *testing.T) {
 tests:
   - id: t
     input: q
-    trials: {count: 4, strategy: pass_at_k}
+    trials: {count: 4, strategy: pass_at_k, run_all: true}
     assertions: [{type: equals, value: right}]
 `
 	res := runAll(t, loadSuite(t, yaml), Options{Agent: flaky, Concurrency: 1})["t"]
@@ -315,6 +315,64 @@ tests:
 	}
 	if len(ids) != 4 {
 		t.Errorf("trials = %+v", res.Trials)
+	}
+}
+
+// pass_at_k stops at the first passing trial and cost_limit_usd once the
+// trials have cost that much, as in AgentV: the agent is not called for
+// the trials after, and the result holds the trials that ran.
+func TestTrialsStopEarly(t *testing.T) {
+	cases := []struct {
+		trials string
+		// pass lists which calls answer right; calls is how many the
+		// agent must get.
+		pass  map[int64]bool
+		calls int64
+		score float64
+	}{
+		{"{count: 5, strategy: pass_at_k}", map[int64]bool{3: true}, 3, 1},
+		{"{count: 5}", map[int64]bool{1: true}, 1, 1}, // suite execution default: pass_at_k
+		{"{count: 3, strategy: pass_at_k}", map[int64]bool{}, 3, 0},
+		{"{count: 5, strategy: pass_at_k, run_all: true}", map[int64]bool{1: true}, 5, 1},
+		{"{count: 5, strategy: mean, cost_limit_usd: 0.025}", map[int64]bool{}, 3, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.trials, func(t *testing.T) {
+			var n, others atomic.Int64
+			agent := agenteval.AgentFunc(func(ctx context.Context, req *agenteval.AgentRequest) (*agenteval.AgentResponse, error) {
+				text := "wrong"
+				if req.TestID != "t" {
+					others.Add(1)
+				} else if c.pass[n.Add(1)] {
+					text = "right"
+				}
+				cost := 0.01
+				return &agenteval.AgentResponse{Messages: agenteval.Conversation{{Role: agenteval.RoleAssistant, Content: text}}, Usage: agenteval.Usage{Calls: 1, CostUSD: &cost}}, nil
+			})
+			yaml := `
+execution:
+  trials: ` + c.trials + `
+tests:
+  - id: t
+    input: q
+    assertions: [{type: equals, value: right}]
+  - id: other
+    input: q
+    trials: 1
+    assertions: [{type: contains, value: r}]
+`
+			res := runAll(t, loadSuite(t, yaml), Options{Agent: agent, Concurrency: 4})
+			if got := n.Load(); got != c.calls || others.Load() != 1 {
+				t.Errorf("the agent got %d calls, want %d (and %d for the other test, want 1)", got, c.calls, others.Load())
+			}
+			r := res["t"]
+			if want := int(c.calls); want > 1 && len(r.Trials) != want {
+				t.Errorf("%d trials in the result, want %d", len(r.Trials), want)
+			}
+			if r.Score != c.score {
+				t.Errorf("score %v, want %v", r.Score, c.score)
+			}
+		})
 	}
 }
 

@@ -38,6 +38,7 @@ func (d *decoder) suiteExecution(n *yaml.Node, s *Suite, sc *suiteCtx) {
 			var t agenteval.Test
 			d.trials(e.value, &t)
 			sc.trials = t.Trials
+			sc.trialsRunAll, sc.trialCost = t.TrialsRunAll, t.TrialCostLimit
 			// AgentV's execution.trials keeps the best trial unless it
 			// says otherwise.
 			sc.strategy = t.TrialStrategy

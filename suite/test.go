@@ -31,7 +31,7 @@ func (d *decoder) trials(n *yaml.Node, t *agenteval.Test) {
 		}
 		return
 	}
-	for _, f := range d.fields(n, "trials", []string{"count", "strategy", "cost_limit_usd"}) {
+	for _, f := range d.fields(n, "trials", []string{"count", "strategy", "cost_limit_usd", "run_all"}) {
 		switch f.key {
 		case "count":
 			if v, ok := d.integer(f.value, "trials.count"); ok {
@@ -43,7 +43,18 @@ func (d *decoder) trials(n *yaml.Node, t *agenteval.Test) {
 				t.TrialStrategy = r
 			}
 		case "cost_limit_usd":
-			d.warn(f.keyN, "trials.cost_limit_usd is not enforced by agenteval: every trial runs; the summary shows what they cost")
+			if v, ok := d.number(f.value, "trials.cost_limit_usd"); ok {
+				if v <= 0 {
+					d.fail(f.value, "trials.cost_limit_usd must be more than 0")
+				}
+				t.TrialCostLimit = v
+			}
+		case "run_all":
+			// Ours: pass_at_k stops at the first passing trial, as in
+			// AgentV, unless every trial must run for pass@k and pass^k.
+			if v, ok := d.boolean(f.value, "trials.run_all"); ok {
+				t.TrialsRunAll = v
+			}
 		}
 	}
 	if t.Trials == 0 {

@@ -49,6 +49,10 @@ type suiteCtx struct {
 	defaults []field
 	trials   int
 	strategy agenteval.Reduction
+	// trialsRunAll and trialCost are execution.trials' run_all and
+	// cost_limit_usd.
+	trialsRunAll bool
+	trialCost    float64
 	// promptfoo is set for a file in AgentV v5's keys: its assertions
 	// take test variables too, and a test may leave out its id.
 	promptfoo bool
@@ -381,6 +385,7 @@ func (sc *suiteCtx) inherit(d *decoder, t *agenteval.Test, c *testCtx, skipDefau
 	}
 	if t.Trials == 0 && sc.trials > 1 {
 		t.Trials, t.TrialStrategy = sc.trials, sc.strategy
+		t.TrialsRunAll, t.TrialCostLimit = sc.trialsRunAll, sc.trialCost
 	}
 }
 
