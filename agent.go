@@ -50,6 +50,9 @@ type AgentRequest struct {
 type AgentResponse struct {
 	Messages Conversation `json:"messages"`
 	Usage    Usage        `json:"usage"`
+	// DurationMS is the time the agent reports the turn took (AgentV's
+	// cli duration_ms); nil lets the runner's own measure stand.
+	DurationMS *float64 `json:"duration_ms,omitempty"`
 }
 
 // AgentFunc adapts a function to the Agent interface.

@@ -33,6 +33,11 @@ type GradeInput struct {
 	Vars map[string]any
 	// Stats describe the run being graded; nil for recorded samples.
 	Stats *Stats
+	// TestID and Target name the test and the target that ran it, for
+	// graders that pass them on (a code grader's trace); empty when
+	// unknown.
+	TestID string
+	Target string
 	// User and Simulation describe the simulated user of a simulated
 	// conversation: what it was told, and what it wrote (including a
 	// closing message the agent never saw).

@@ -87,6 +87,13 @@ type ToolCall struct {
 	// DurationMS is how long the tool took, when the agent reports it
 	// (AgentV's per-call latency checks read it); 0 means unknown.
 	DurationMS float64 `json:"duration_ms,omitempty"`
+	// Status is how the call ended, when the agent says: ok, error,
+	// timeout, cancelled or unknown (AgentV's tool status).
+	Status string `json:"status,omitempty"`
+	// StartTime and EndTime are when the call ran, as the agent reports
+	// them (ISO 8601); empty when unknown.
+	StartTime string `json:"start_time,omitempty"`
+	EndTime   string `json:"end_time,omitempty"`
 	// KeyOrder is the written order of the keys of the objects nested in
 	// Args (KeyOrderOf), where the call was decoded from JSON text; nil
 	// when unknown. Ragas's tool_call_accuracy depends on it.
@@ -124,6 +131,12 @@ type Message struct {
 	// from an eval file's content blocks (type: image). Content still holds
 	// all of the message's text.
 	Parts []Part `json:"parts,omitempty"`
+	// StartTime, EndTime (ISO 8601) and DurationMS are when the message
+	// was produced and how long it took, as an agent reports them
+	// (AgentV's cli output); empty when unknown.
+	StartTime  string  `json:"start_time,omitempty"`
+	EndTime    string  `json:"end_time,omitempty"`
+	DurationMS float64 `json:"duration_ms,omitempty"`
 }
 
 // Part is a piece of a message that is not plain text: an image, kept

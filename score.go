@@ -44,9 +44,13 @@ const DefaultThreshold = 0.8
 type Usage struct {
 	Calls int `json:"calls,omitempty"`
 	// CachedCalls counts judge calls answered from the cache: no tokens spent.
-	CachedCalls  int      `json:"cached_calls,omitempty"`
-	InputTokens  int64    `json:"input_tokens"`
-	OutputTokens int64    `json:"output_tokens"`
+	CachedCalls  int   `json:"cached_calls,omitempty"`
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	// CachedTokens counts tokens an agent reports as read from its
+	// provider's prompt cache, apart from InputTokens (AgentV's cli
+	// token_usage.cached); model targets count them in InputTokens.
+	CachedTokens int64    `json:"cached_tokens,omitempty"`
 	CostUSD      *float64 `json:"cost_usd,omitempty"`
 	// Retries counts the calls' attempts that failed and were made again
 	// (429, 5xx, timeouts); WaitedMS, the time spent waiting on backoff,
@@ -64,13 +68,16 @@ func (u *Usage) Add(o *Usage) {
 	u.CachedCalls += o.CachedCalls
 	u.Retries += o.Retries
 	u.WaitedMS += o.WaitedMS
-	if o.Calls == 0 && o.InputTokens == 0 && o.OutputTokens == 0 {
+	// A cost with no tokens counts: an agent may report what it spent
+	// and nothing else.
+	if o.empty() && o.CostUSD == nil {
 		return
 	}
-	known := (u.empty() || u.CostUSD != nil) && o.CostUSD != nil
+	known := ((u.empty() && u.CostUSD == nil) || u.CostUSD != nil) && o.CostUSD != nil
 	u.Calls += o.Calls
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens
+	u.CachedTokens += o.CachedTokens
 	if !known {
 		u.CostUSD = nil
 		return
@@ -82,10 +89,23 @@ func (u *Usage) Add(o *Usage) {
 	u.CostUSD = &c
 }
 
-func (u *Usage) empty() bool { return u.Calls == 0 && u.InputTokens == 0 && u.OutputTokens == 0 }
+func (u *Usage) empty() bool {
+	return u.Calls == 0 && u.InputTokens == 0 && u.OutputTokens == 0 && u.CachedTokens == 0
+}
 
-// IsZero reports whether nothing was used, not even a cached call.
-func (u *Usage) IsZero() bool { return u == nil || (u.empty() && u.CachedCalls == 0) }
+// IsZero reports whether nothing was used, not even a cached call, and
+// no cost was reported.
+func (u *Usage) IsZero() bool {
+	return u == nil || (u.empty() && u.CachedCalls == 0 && u.CostUSD == nil)
+}
+
+// TokensKnown reports whether the tokens were counted: some call was made
+// whose usage came back, or some tokens were reported. An agent that
+// reports no usage (a cli or http target that leaves it out) leaves them
+// unknown, and budget graders say so instead of reading 0.
+func (u *Usage) TokensKnown() bool {
+	return u != nil && !u.empty()
+}
 
 // Assertion is one checked statement inside a score, with the evidence for
 // its outcome.
