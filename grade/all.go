@@ -16,7 +16,7 @@ func All() []*Definition {
 		// Budgets.
 		Latency, TokenUsage, Cost, MaxTurns, ToolCallCount, ExecutionMetrics,
 		// Judged by an LLM.
-		Rubrics, LLMGrader, AgentGoalAccuracy, AgentGoalAccuracyWithReference, AgentGoalAccuracyWithoutReference,
+		Rubrics, LLMGrader, MatchesReference, AgentGoalAccuracy, AgentGoalAccuracyWithReference, AgentGoalAccuracyWithoutReference,
 		TopicAdherence, InstructionRetention, InferenceMemory, SelfCoherence, VersionedEditing, ConversationRelevance,
 		Subgoals, UserFidelity,
 		// A program of the user's.

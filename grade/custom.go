@@ -85,7 +85,7 @@ func defaultPrompt(in *agenteval.GradeInput, rubric string) string {
 	}
 	b.WriteString("\n\nThe task, as the assistant received it:\n{{ input }}")
 	if in.Reference != "" {
-		b.WriteString("\n\nA reference answer of high quality. The answer need not use its words; it should give the same substance: the same facts, decisions and key points.\n{{ expected_output }}")
+		b.WriteString("\n\nA reference answer of high quality, as a guide to grade by. The answer need not follow its words or its form; it should cover its key points in the same spirit. When the reference is a sequence of messages, its last message is the final answer expected.\n{{ expected_output }}")
 	}
 	b.WriteString("\n\nThe answer to grade:\n{{ output }}")
 	if in.Criteria == "" && rubric == "" && in.Reference == "" {

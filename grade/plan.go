@@ -10,11 +10,6 @@ import (
 	"github.com/agenteval/agenteval/judge"
 )
 
-// referenceCriterion is how a reference answer (expected_output) is judged:
-// folded into its unit's rubric call, so a graded turn costs at most one
-// judge call.
-const referenceCriterion = "The reply agrees in substance with the reference answer: it gives the same facts, recommendations and decisions (wording may differ)."
-
 // Plan is how one test is graded: the graders of each scripted turn and of
 // the test as a whole, the graders of the test's own keys, and what in it
 // calls the judge. Validation and the runner both make it with NewPlan, so
@@ -90,21 +85,32 @@ func NewPlan(t *agenteval.Test, opt PlanOptions) (*Plan, []error) {
 	if t.Criteria != "" && !hasOwn {
 		criteria = t.Criteria
 	}
+	// As in AgentV, a unit with no assertions of its own is graded by one
+	// holistic judge score from the test's criteria and the unit's
+	// expected_output; beside assertions, expected_output is only the
+	// reference the graders see ({{ expected_output }}).
 	switch {
 	case t.Mode != agenteval.ModeConversation:
-		// A single exchange's expected_output is judged by itself only
-		// when the test has no assertions, as in AgentV; beside assertions
-		// it is the reference the graders see ({{ expected_output }}).
-		reference := t.ExpectedOutput
-		if len(t.Assertions) > 0 {
-			reference = ""
+		if len(t.Assertions) == 0 && (t.ExpectedOutput != "" || criteria != "") {
+			b.p.Whole = b.holistic(t.Pos)
+		} else {
+			b.p.Whole = b.unit(t.Assertions, t.Pos, "")
 		}
-		b.p.Whole = b.unit(t.Assertions, reference, t.Pos, criteria)
 	default:
+		turnsJudgeCriteria := false
 		for _, tr := range t.Turns {
-			b.p.Turns = append(b.p.Turns, b.unit(tr.Assertions, tr.ExpectedOutput, tr.Pos, ""))
+			if len(tr.Assertions) == 0 && tr.ExpectedOutput != "" {
+				// The turn's judge also gets the test's criteria.
+				b.p.Turns = append(b.p.Turns, b.holistic(tr.Pos))
+				turnsJudgeCriteria = true
+				continue
+			}
+			b.p.Turns = append(b.p.Turns, b.unit(tr.Assertions, tr.Pos, ""))
 		}
-		b.p.Whole = b.unit(t.Assertions, "", t.Pos, criteria)
+		if turnsJudgeCriteria {
+			criteria = ""
+		}
+		b.p.Whole = b.unit(t.Assertions, t.Pos, criteria)
 	}
 	if len(t.Subgoals) > 0 {
 		b.use("subgoals", t.Pos)
@@ -224,9 +230,24 @@ func (b *planner) extra(d *Definition, options any, weight *float64, pos agentev
 	}
 }
 
-// unit builds the graders of one unit: its string assertions, reference
-// and criteria as one rubrics grader, then each typed assertion.
-func (b *planner) unit(list []agenteval.AssertionSpec, reference string, pos agenteval.Pos, criteria string) Unit {
+// holistic is the grader of a unit with no assertions: AgentV's default,
+// one judge score from 0 to 1 for how well the reply meets the test's
+// criteria, with the unit's expected_output as a guide (llm_grader with
+// no prompt of its own). matches_reference is the strict pass/fail
+// comparison.
+func (b *planner) holistic(pos agenteval.Pos) Unit {
+	b.use("expected_output or criteria", pos)
+	var u Unit
+	if pl, ok := b.add(Spec{Type: LLMGrader.Name, Name: LLMGrader.Name, Options: LLMGraderOptions{}}, LLMGrader, pos); ok {
+		u.Graders = append(u.Graders, pl)
+	}
+	return u
+}
+
+// unit builds the graders of one unit: its string assertions (and the
+// criteria, for a conversation as a whole) as one rubrics grader, then
+// each typed assertion.
+func (b *planner) unit(list []agenteval.AssertionSpec, pos agenteval.Pos, criteria string) Unit {
 	var u Unit
 	var crits Criteria
 	strings := 0
@@ -236,10 +257,6 @@ func (b *planner) unit(list []agenteval.AssertionSpec, reference string, pos age
 			b.use("string assertions", a.Pos)
 			strings++
 		}
-	}
-	if reference != "" {
-		crits = append(crits, Criterion{ID: "expected_output", Outcome: referenceCriterion})
-		b.use("expected_output", pos)
 	}
 	if criteria != "" {
 		crits = append(crits, Criterion{ID: "criteria", Outcome: criteria})
