@@ -47,13 +47,18 @@ func (d *decoder) differ(n *yaml.Node, key, format string, a ...any) {
 
 // differFrom records a difference from peer's meaning at n.
 func (d *decoder) differFrom(peer string, n *yaml.Node, key, format string, a ...any) {
+	d.differAt(peer, d.pos(n), key, format, a...)
+}
+
+// differAt records a difference from peer's meaning at pos.
+func (d *decoder) differAt(peer string, pos agenteval.Pos, key, format string, a ...any) {
 	for _, x := range d.diffs {
 		if x.Key == key && x.File == d.file {
 			x.Count++
 			return
 		}
 	}
-	d.diffs = append(d.diffs, &Difference{Pos: d.pos(n), Key: key, Peer: peer, Msg: fmt.Sprintf(format, a...), Count: 1})
+	d.diffs = append(d.diffs, &Difference{Pos: pos, Key: key, Peer: peer, Msg: fmt.Sprintf(format, a...), Count: 1})
 }
 
 // sortedDifferences is the recorded differences in file order.

@@ -1,0 +1,75 @@
+package suite
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Each place a file runs with another meaning than AgentV gives it is
+// said once per file, at its first position, with how many places.
+func TestDifferences(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		// want is "key@line(count)" for each difference, in order.
+		want []string
+	}{
+		{"conversation criteria only", `
+tests:
+  - id: c
+    mode: conversation
+    criteria: Keeps the budget in mind
+    turns:
+      - input: hi
+      - input: bye
+`, []string{"conversation-criteria@5(1)", "ungraded-turn@7(2)"}},
+		{"turn references judge the criteria", `
+tests:
+  - id: c
+    mode: conversation
+    criteria: Keeps the budget in mind
+    turns:
+      - input: hi
+        expected_output: hello
+`, nil},
+		{"ungraded turns beside graded ones", `
+tests:
+  - id: a
+    mode: conversation
+    turns:
+      - input: set the scene
+      - input: question
+        assertions: [{type: contains, value: x}]
+  - id: b
+    mode: conversation
+    turns:
+      - input: set the scene
+      - input: question
+        expected_output: x
+`, []string{"ungraded-turn@6(2)"}},
+		{"nothing differs", `
+tests:
+  - id: a
+    input: hi
+    expected_output: hello
+`, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := Parse("t.yaml", []byte(c.yaml), Options{JudgeAvailable: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, d := range s.Differences {
+				got = append(got, d.Key+"@"+strconv.Itoa(d.Line)+"("+strconv.Itoa(d.Count)+")")
+				if !strings.HasPrefix(d.String(), "t.yaml:") || !strings.Contains(d.String(), "differs from AgentV: ") {
+					t.Errorf("String() = %q", d.String())
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(c.want, " ") {
+				t.Errorf("differences = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
