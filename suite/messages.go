@@ -45,6 +45,30 @@ func (d *decoder) messages(n *yaml.Node, what string) agenteval.Conversation {
 }
 
 func (d *decoder) messagesAs(n *yaml.Node, what string, role agenteval.Role) agenteval.Conversation {
+	return dropEmptySystem(d.readMessages(n, what, role))
+}
+
+// dropEmptySystem leaves out system messages with nothing to say: no
+// text but blanks, no parts, no calls. AgentV sends none of them (its
+// prompt builder skips a system message without visible text, and its
+// model client sends no empty system prompt), so "${{ PROMPT }}" with
+// PROMPT unset means no system message, not an empty one. The unset
+// variable has its warning where it is read.
+func dropEmptySystem(c agenteval.Conversation) agenteval.Conversation {
+	out := c[:0:0]
+	for _, m := range c {
+		if m.Role == agenteval.RoleSystem && strings.TrimSpace(m.Content) == "" && len(m.Parts) == 0 && len(m.ToolCalls) == 0 {
+			continue
+		}
+		out = append(out, m)
+	}
+	if len(out) == len(c) {
+		return c
+	}
+	return out
+}
+
+func (d *decoder) readMessages(n *yaml.Node, what string, role agenteval.Role) agenteval.Conversation {
 	rn := resolve(n)
 	if rn == nil || isNull(rn) {
 		return nil

@@ -106,3 +106,45 @@ tests:
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestUnsetSystemPromptDropped: a system message whose whole content is
+// an unset variable is left out, as AgentV leaves it out, and the unset
+// variable is still warned about; a system message with text stays.
+func TestUnsetSystemPromptDropped(t *testing.T) {
+	tests := []struct {
+		name, input string
+		want        agenteval.Conversation
+		warn        string
+	}{
+		{"unset ${{ VAR }}", `[{role: system, content: "${{ SYSTEM_PROMPT }}"}, {role: user, content: hi}]`,
+			agenteval.Conversation{{Role: agenteval.RoleUser, Content: "hi"}}, "environment variable SYSTEM_PROMPT is not set"},
+		{"unset {{ env.VAR }}", `[{role: system, content: "{{ env.SYSTEM_PROMPT }}"}, {role: user, content: hi}]`,
+			agenteval.Conversation{{Role: agenteval.RoleUser, Content: "hi"}}, "environment variable SYSTEM_PROMPT is not set"},
+		{"two-entry form", `[{role: system}, {input: "${{ SYSTEM_PROMPT }}"}, hi]`,
+			agenteval.Conversation{{Role: agenteval.RoleUser, Content: "hi"}}, "environment variable SYSTEM_PROMPT is not set"},
+		{"blank literal", `[{role: system, content: "  "}, {role: user, content: hi}]`,
+			agenteval.Conversation{{Role: agenteval.RoleUser, Content: "hi"}}, ""},
+		{"set", `[{role: system, content: "${{ MODEL }}"}, {role: user, content: hi}]`,
+			agenteval.Conversation{{Role: agenteval.RoleSystem, Content: "gpt-4o-mini"}, {Role: agenteval.RoleUser, Content: "hi"}}, ""},
+		{"empty user message stays", `[{role: system, content: be brief}, {role: user, content: ""}]`,
+			agenteval.Conversation{{Role: agenteval.RoleSystem, Content: "be brief"}, {Role: agenteval.RoleUser}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := parse(t, "tests:\n  - id: a\n    criteria: c\n    input: "+tt.input+"\n", Options{JudgeAvailable: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, s.Tests[0].Input); diff != "" {
+				t.Errorf("input (-want +got):\n%s", diff)
+			}
+			var warns []string
+			for _, w := range s.Warnings {
+				warns = append(warns, w.Error())
+			}
+			if got := strings.Join(warns, "\n"); tt.warn != "" && !strings.Contains(got, tt.warn) || tt.warn == "" && strings.Contains(got, "not set") {
+				t.Errorf("warnings = %q, want one with %q", got, tt.warn)
+			}
+		})
+	}
+}

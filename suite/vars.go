@@ -65,15 +65,25 @@ func (s *substitution) filled(n, written *yaml.Node) *yaml.Node {
 	return n
 }
 
-// lookupVar finds a dotted name in vars; a leading "vars." or "env." is
+// lookup finds a dotted name in vars; a leading "vars." or "env." is
 // the namespace.
-func (s *substitution) lookup(name string) (any, bool) {
+func (s *substitution) lookup(name string) (any, bool) { return s.lookupAt(name, nil) }
+
+// lookupAt is lookup for a placeholder written at at, where an unset
+// environment variable is warned about.
+func (s *substitution) lookupAt(name string, at *yaml.Node) (any, bool) {
 	if rest, ok := strings.CutPrefix(name, "env."); ok && s.d != nil {
-		v, ok := s.d.env(rest)
-		if !ok {
-			return "", true // unset: empty, as AgentV v5 renders it
+		if strings.Contains(rest, ".") {
+			return "", true // a variable's text has no fields: empty, as in AgentV v5
 		}
-		return v, true
+		if at == nil {
+			v, _ := s.d.env(rest)
+			return v, true // unset: empty, as AgentV v5 renders it
+		}
+		// Read as the file's other environment references are, so an
+		// unset variable is empty (as AgentV v5 renders it) with the same
+		// once-per-file warning.
+		return s.d.interpolate(at, "{{ env."+rest+" }}"), true
 	}
 	if s.skip[name] {
 		return nil, false
@@ -105,14 +115,14 @@ func (s *substitution) apply(n *yaml.Node) *yaml.Node {
 			return n
 		}
 		if m := wholeTemplateRef.FindStringSubmatch(n.Value); m != nil {
-			if v, ok := s.lookup(m[1]); ok {
+			if v, ok := s.lookupAt(m[1], n); ok {
 				return s.filled(valueNode(v, n), n)
 			}
 		}
 		c := *n
 		c.Value = templateRef.ReplaceAllStringFunc(n.Value, func(ref string) string {
 			name := templateRef.FindStringSubmatch(ref)[1]
-			if v, ok := s.lookup(name); ok {
+			if v, ok := s.lookupAt(name, n); ok {
 				return varString(v)
 			}
 			if s.missing != nil {
