@@ -13,13 +13,15 @@ import (
 
 // Subgoals is agent_inspect's progress metric, for a test's subgoals.
 var Subgoals = tracked(Definition{Name: "subgoals",
-	Doc: "agent_inspect progress: each subgoal judged against the conversation up to each turn (majority of samples); score = achieved/total, with AUC and progress per turn"},
+	Doc: "agent_inspect progress: each subgoal judged against the conversation up to each turn (majority of samples); score = achieved/total, with agent_inspect's AUC and progress per turn over max_turns turns"},
 	newSubgoals)
 
 // SubgoalsOptions is the options of subgoals.
 type SubgoalsOptions struct {
 	Subgoals SubgoalList `json:"subgoals" doc:"the milestones: text, or {details, type, turn}"`
 	Samples  int         `json:"samples" doc:"judge votes per decision, an odd number (default 1)"`
+	// MaxTurns is agent_inspect's MAX_TURNS for AUC and progress per turn.
+	MaxTurns int `json:"max_turns" doc:"agent_inspect's MAX_TURNS: AUC and progress per turn look at the first max_turns turns, a shorter conversation's last progress held to it (default: the simulated user's max_turns, else 20, agent_inspect's default)"`
 }
 
 // SubgoalList is a list of subgoals as eval files write them: text, or
@@ -84,8 +86,9 @@ func turnNumber(v any) (int, error) {
 // against the conversation through turn k (or through the last turn, if
 // the conversation ended sooner).
 type subgoalsGrader struct {
-	judge *judge.Judge
-	goals []agenteval.Subgoal
+	judge    *judge.Judge
+	goals    []agenteval.Subgoal
+	maxTurns int // 0: the default, decided per conversation
 }
 
 func newSubgoals(o SubgoalsOptions, env Env) (func() Tracking, error) {
@@ -96,7 +99,10 @@ func newSubgoals(o SubgoalsOptions, env Env) (func() Tracking, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &subgoalsGrader{judge: j}
+	if o.MaxTurns < 0 {
+		return nil, fmt.Errorf("max_turns must be a number of turns (1 or more), not %d", o.MaxTurns)
+	}
+	g := &subgoalsGrader{judge: j, maxTurns: o.MaxTurns}
 	for i, sg := range o.Subgoals {
 		if strings.TrimSpace(sg.Details) == "" {
 			return nil, fmt.Errorf("subgoals[%d] has no details", i)
@@ -290,12 +296,6 @@ func (r *subgoalRun) Finish(ctx context.Context, in *agenteval.GradeInput) (Outc
 	if r.err != nil {
 		return o, r.err
 	}
-	horizon := n
-	if in.User != nil {
-		// agent_inspect holds the final progress to the turn limit, so
-		// finishing early is worth more area.
-		horizon = max(horizon, maxTurns(in.User))
-	}
 	progress := make([]float64, n)
 	for k := 1; k <= n; k++ {
 		got := 0
@@ -304,7 +304,9 @@ func (r *subgoalRun) Finish(ctx context.Context, in *agenteval.GradeInput) (Outc
 				got++
 			}
 		}
-		progress[k-1] = fraction(got, len(r.g.goals))
+		// agent_inspect rounds each turn's progress to 4 decimals, and
+		// its AUC and progress per turn are computed from those.
+		progress[k-1] = roundPy(fraction(got, len(r.g.goals)), 4)
 	}
 	achieved := 0
 	achievedAt := map[string]any{}
@@ -328,18 +330,44 @@ func (r *subgoalRun) Finish(ctx context.Context, in *agenteval.GradeInput) (Outc
 		final = 0
 	}
 	o.Score = final
-	auc, ppt := progressArea(progress, horizon), progressRate(progress)
-	o.Reason = fmt.Sprintf("%d of %d subgoals achieved over %d turns (AUC %.2f, progress per turn %.2f)", achieved, len(r.g.goals), n, auc, ppt)
-	o.Details = map[string]any{
-		"progress_by_turn":  progress,
-		"final_progress":    final,
-		"success":           achieved == len(r.g.goals) && n > 0,
-		"auc":               auc,
-		"progress_per_turn": ppt,
-		"achieved_at":       achievedAt,
-		"turns":             n,
-		"judge_calls":       r.calls,
+	limit := r.g.maxTurns
+	if limit == 0 {
+		limit = inspectMaxTurns
+		if in.User != nil {
+			// agent_inspect's runner gives the metric its own turn limit.
+			limit = maxTurns(in.User)
+		}
 	}
+	curve := progressCurve(progress, limit)
+	o.Details = map[string]any{
+		"progress_by_turn": progress,
+		"final_progress":   final,
+		"success":          achieved == len(r.g.goals) && n > 0,
+		"achieved_at":      achievedAt,
+		"turns":            n,
+		"max_turns":        limit,
+		"judge_calls":      r.calls,
+	}
+	var metrics []string
+	notComputed := map[string]any{}
+	if auc, err := progressArea(curve); err != nil {
+		notComputed["auc"] = err.Error()
+		metrics = append(metrics, "no AUC: "+err.Error())
+	} else {
+		o.Details["auc"] = auc
+		metrics = append(metrics, "AUC "+fmtNum(auc))
+	}
+	if ppt, err := progressRate(curve); err != nil {
+		notComputed["progress_per_turn"] = err.Error()
+		metrics = append(metrics, "no progress per turn: "+err.Error())
+	} else {
+		o.Details["progress_per_turn"] = ppt
+		metrics = append(metrics, "progress per turn "+fmtNum(ppt))
+	}
+	if len(notComputed) > 0 {
+		o.Details["not_computed"] = notComputed
+	}
+	o.Reason = fmt.Sprintf("%d of %d subgoals achieved over %s (%s; max_turns %d)", achieved, len(r.g.goals), turnsText(n), strings.Join(metrics, ", "), limit)
 	return o, nil
 }
 
@@ -350,37 +378,103 @@ func maxTurns(u *agenteval.SimulatedUser) int {
 	return agenteval.DefaultMaxTurns
 }
 
-// progressArea is agent_inspect's AUC, the area under the progress curve
-// from (0, 0) through each turn, linearly interpolated, with the last
-// progress held to the horizon; divided by the horizon, so it lies in
-// [0, 1].
-func progressArea(progress []float64, horizon int) float64 {
-	if horizon <= 0 {
-		return 0
+// inspectMaxTurns is agent_inspect's MAX_TURNS_DEFAULT, the turns its
+// AUC and progress per turn look at when not told.
+const inspectMaxTurns = 20
+
+// progressCurve is the progress list agent_inspect's
+// ProgressScoresThroughTurns gives AUC and PPT: the progress of the first
+// maxTurns turns only, and, when the conversation was shorter, its last
+// progress repeated until there are maxTurns values. A conversation with
+// no turns has no curve (agent_inspect fails on it).
+func progressCurve(progress []float64, maxTurns int) []float64 {
+	run := min(maxTurns, len(progress))
+	if run <= 0 {
+		return nil
 	}
-	area, prev := 0.0, 0.0
-	for t := 1; t <= horizon; t++ {
-		p := prev
-		if t <= len(progress) {
-			p = progress[t-1]
-		}
-		area += (prev + p) / 2
-		prev = p
+	curve := append([]float64(nil), progress[:run]...)
+	for len(curve) < maxTurns {
+		curve = append(curve, progress[run-1])
 	}
-	return area / float64(horizon)
+	return curve
 }
 
-// progressRate is agent_inspect's progress per turn: the highest progress
-// over the first turn that reached it.
-func progressRate(progress []float64) float64 {
-	best, at := 0.0, 0
-	for t, p := range progress {
+// progressArea is agent_inspect's AUC: the area under the curve through
+// the points (i/(n-1), curve[i]), the first turn at 0 and the last at 1,
+// by the trapezoid rule (sklearn.metrics.auc), rounded to 4 decimals. So a
+// curve at 1 throughout has area 1, and one that starts at 0.5 and is 1
+// from the second of 10 points has 0.9722. Fewer than two points have no
+// area: agent_inspect raises an error there, and so does this.
+func progressArea(curve []float64) (float64, error) {
+	n := len(curve)
+	if n == 0 {
+		return 0, fmt.Errorf("no progress to compute it from (the conversation has no turns)")
+	}
+	if n < 2 {
+		return 0, fmt.Errorf("it needs at least 2 points and max_turns 1 gives one")
+	}
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = float64(i) / float64(n-1)
+	}
+	// numpy's trapezoid: each term is dx*(y[i+1]+y[i])/2, in that order
+	// of operations, and the terms are summed as numpy sums; rounding to 4
+	// decimals then sees the same float as agent_inspect does.
+	terms := make([]float64, n-1)
+	for i := range terms {
+		terms[i] = (x[i+1] - x[i]) * (curve[i+1] + curve[i]) / 2.0
+	}
+	// agent_inspect pins scikit-learn 1.7.1, whose auc returns a Python
+	// float: Python's round, correctly rounded, as roundPy is.
+	return roundPy(pairwiseSum(terms), 4), nil
+}
+
+// pairwiseSum adds as numpy's add.reduce does on a contiguous float64
+// array (its pairwise summation: eight running sums per block of up to
+// 128 values, larger arrays split in halves), starting from 0.
+func pairwiseSum(a []float64) float64 {
+	n := len(a)
+	switch {
+	case n < 8:
+		res := 0.0
+		for _, v := range a {
+			res += v
+		}
+		return res
+	case n <= 128:
+		var r [8]float64
+		copy(r[:], a[:8])
+		i := 8
+		for ; i < n-n%8; i += 8 {
+			for j := range r {
+				r[j] += a[i+j]
+			}
+		}
+		res := ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+		for ; i < n; i++ {
+			res += a[i]
+		}
+		return res
+	default:
+		n2 := n / 2
+		n2 -= n2 % 8
+		return pairwiseSum(a[:n2]) + pairwiseSum(a[n2:])
+	}
+}
+
+// progressRate is agent_inspect's progress per turn (PPT): the highest
+// progress over the number of the first turn that reached it, rounded to
+// 4 decimals as its PPT metric does. No progress at all is 0 (0 reached
+// at turn 1).
+func progressRate(curve []float64) (float64, error) {
+	if len(curve) == 0 {
+		return 0, fmt.Errorf("no progress to compute it from (the conversation has no turns)")
+	}
+	best, at := curve[0], 0
+	for i, p := range curve {
 		if p > best {
-			best, at = p, t+1
+			best, at = p, i
 		}
 	}
-	if at == 0 {
-		return 0
-	}
-	return best / float64(at)
+	return roundPy(best/float64(at+1), 4), nil
 }

@@ -96,7 +96,6 @@ func throughTurn(conv agenteval.Conversation, k int) agenteval.Conversation {
 }
 
 func TestSubgoalsProgress(t *testing.T) {
-	const third = 1.0 / 3
 	tests := []struct {
 		name   string
 		script subgoalScript
@@ -110,23 +109,23 @@ func TestSubgoalsProgress(t *testing.T) {
 			name:       "one subgoal per turn",
 			script:     subgoalScript{goalSearch: 1, goalBook: 2, goalConfirm: 3},
 			asked:      [][]string{{goalSearch, goalBook, goalConfirm}, {goalBook, goalConfirm}, {goalConfirm}},
-			progress:   []float64{third, 2 * third, 1},
+			progress:   []float64{0.3333, 0.6667, 1},
 			achievedAt: map[string]any{"subgoal-1": 1, "subgoal-2": 2, "subgoal-3": 3},
-			// Trapezoids from (0,0): (0+1/3)/2 + (1/3+2/3)/2 + (2/3+1)/2
-			// = 1/6 + 1/2 + 5/6 = 3/2, over 3 turns = 1/2.
-			auc: 0.5,
+			// agent_inspect's curve: 0.3333, 0.6667, then 1 held to 20
+			// points (its default max_turns), x from 0 to 1.
+			auc: 0.9649,
 			// The best progress, 1, was first reached at turn 3.
-			ppt: third,
+			ppt: 0.3333,
 		},
 		{
 			name:       "two at once, one never",
 			script:     subgoalScript{goalSearch: 1, goalBook: 1},
 			asked:      [][]string{{goalSearch, goalBook, goalConfirm}, {goalConfirm}, {goalConfirm}},
-			progress:   []float64{2 * third, 2 * third, 2 * third},
+			progress:   []float64{0.6667, 0.6667, 0.6667},
 			achievedAt: map[string]any{"subgoal-1": 1, "subgoal-2": 1},
-			// (0+2/3)/2 + 2/3 + 2/3 = 1/3 + 4/3 = 5/3, over 3 = 5/9.
-			auc: 5.0 / 9,
-			ppt: 2 * third,
+			// Flat at 0.6667 (rounded, as agent_inspect rounds progress).
+			auc: 0.6667,
+			ppt: 0.6667,
 		},
 		{
 			name:       "all at the first turn: no more judge calls",
@@ -134,9 +133,8 @@ func TestSubgoalsProgress(t *testing.T) {
 			asked:      [][]string{{goalSearch, goalBook, goalConfirm}, nil, nil},
 			progress:   []float64{1, 1, 1},
 			achievedAt: map[string]any{"subgoal-1": 1, "subgoal-2": 1, "subgoal-3": 1},
-			// (0+1)/2 + 1 + 1 = 5/2, over 3 = 5/6.
-			auc: 5.0 / 6,
-			ppt: 1,
+			auc:        1,
+			ppt:        1,
 		},
 		{
 			name:       "none achieved",
@@ -151,12 +149,12 @@ func TestSubgoalsProgress(t *testing.T) {
 			name:       "one late",
 			script:     subgoalScript{goalBook: 3},
 			asked:      [][]string{{goalSearch, goalBook, goalConfirm}, {goalSearch, goalBook, goalConfirm}, {goalSearch, goalBook, goalConfirm}},
-			progress:   []float64{0, 0, third},
+			progress:   []float64{0, 0, 0.3333},
 			achievedAt: map[string]any{"subgoal-2": 3},
-			// 0 + 0 + (0+1/3)/2 = 1/6, over 3 = 1/18.
-			auc: 1.0 / 18,
-			// 1/3 first reached at turn 3.
-			ppt: third / 3,
+			// 0 for 2 of 19 steps, then a rise to 0.3333 held: 0.307.
+			auc: 0.307,
+			// 0.3333 first reached at turn 3.
+			ppt: 0.1111,
 		},
 	}
 	conv := threeTurnBooking()
@@ -242,33 +240,54 @@ func floatsNear(v any, want []float64) bool {
 	return true
 }
 
-func TestSubgoalsHorizonAndTask(t *testing.T) {
+func TestSubgoalsMaxTurnsAndTask(t *testing.T) {
 	script := subgoalScript{goalSearch: 1, goalBook: 2, goalConfirm: 3}
+	simulated := func(limit int) *agenteval.SimulatedUser {
+		return &agenteval.SimulatedUser{Instruction: "Book a Chinese dinner for two.", MaxTurns: limit}
+	}
+	// The progress is 0.3333, 0.6667, 1 over the three turns; the curve
+	// agent_inspect measures holds the last value up to max_turns, and
+	// AUC and progress per turn are computed on it (values from
+	// sklearn.metrics.auc on the same lists).
 	tests := []struct {
-		name string
-		user *agenteval.SimulatedUser
-		auc  float64
+		name     string
+		user     *agenteval.SimulatedUser
+		maxTurns int // the grader's option; 0: not set
+		limit    int // the max_turns used
+		auc      string
 	}{
-		// Progress 1/3, 2/3, 1 has area 3/2 over the three turns (see
-		// TestSubgoalsProgress); every turn after that adds 1.
-		{"recorded conversation: the horizon is its turns", nil, 1.5 / 3},
-		{"simulated user with max_turns 6", &agenteval.SimulatedUser{Instruction: "Book a Chinese dinner for two.", MaxTurns: 6}, (1.5 + 3) / 6},
-		{"simulated user with the default limit of 10", &agenteval.SimulatedUser{Instruction: "Book a Chinese dinner for two."}, (1.5 + 7) / 10},
-		{"max_turns below the turns made", &agenteval.SimulatedUser{Instruction: "Book a Chinese dinner for two.", MaxTurns: 2}, 1.5 / 3},
+		{"recorded conversation: agent_inspect's default of 20", nil, 0, 20, "AUC 0.9649"},
+		{"recorded, max_turns 3", nil, 3, 3, "AUC 0.6667"},
+		{"recorded, max_turns 4", nil, 4, 4, "AUC 0.7778"},
+		// agent_inspect looks at the first max_turns turns only.
+		{"max_turns below the turns made", nil, 2, 2, "AUC 0.5"},
+		{"max_turns 1: one point has no area", nil, 1, 1, "no AUC: it needs at least 2 points and max_turns 1 gives one"},
+		// Its runner gives the metric the turn limit it ran the
+		// conversation with.
+		{"simulated user with max_turns 6", simulated(6), 0, 6, "AUC 0.8667"},
+		{"simulated user with the default limit of 10", simulated(0), 0, 10, "AUC 0.9259"},
+		{"the option over the simulated user's limit", simulated(6), 4, 4, "AUC 0.7778"},
 	}
 	conv := threeTurnBooking()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j, s := fakeJudge(t)
 			s.Add(script.rule())
-			sc, err := newSubgoalsGrader(t, j, threeGoals()).Grade(context.Background(), &agenteval.GradeInput{Transcript: conv, Output: conv, User: tt.user})
+			opts := threeGoals()
+			if tt.maxTurns > 0 {
+				opts["max_turns"] = tt.maxTurns
+			}
+			sc, err := newSubgoalsGrader(t, j, opts).Grade(context.Background(), &agenteval.GradeInput{Transcript: conv, Output: conv, User: tt.user})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !near(sc.Details["auc"].(float64), tt.auc) || !near(sc.Details["progress_per_turn"].(float64), 1.0/3) {
-				t.Errorf("auc = %v, want %v; details %v", sc.Details["auc"], tt.auc, sc.Details)
+			if sc.Details["max_turns"] != tt.limit || sc.Details["progress_per_turn"] != 0.3333 {
+				t.Errorf("details %v, want max_turns %d and progress_per_turn 0.3333", sc.Details, tt.limit)
 			}
-			if want := fmt.Sprintf("3 of 3 subgoals achieved over 3 turns (AUC %.2f, progress per turn 0.33)", tt.auc); sc.Reason != want {
+			if auc, ok := sc.Details["auc"].(float64); ok != strings.HasPrefix(tt.auc, "AUC ") || (ok && "AUC "+fmtNum(auc) != tt.auc) {
+				t.Errorf("auc = %v, want %s", sc.Details["auc"], tt.auc)
+			}
+			if want := fmt.Sprintf("3 of 3 subgoals achieved over 3 turns (%s, progress per turn 0.3333; max_turns %d)", tt.auc, tt.limit); sc.Reason != want {
 				t.Errorf("reason = %q, want %q", sc.Reason, want)
 			}
 			prompt := s.Requests()[0].LastUser()
@@ -624,74 +643,144 @@ func TestSubgoalsBadSettings(t *testing.T) {
 	if !errors.As(err, &nj) || !(Spec{Type: "subgoals"}).NeedsJudge() {
 		t.Errorf("no judge: %v", err)
 	}
+	// max_turns is a number of turns.
+	if _, err := New(Spec{Type: "subgoals", Judge: j, Options: map[string]any{"subgoals": []any{"x"}, "max_turns": -1}}); err == nil || !strings.Contains(err.Error(), "max_turns must be a number of turns (1 or more), not -1") {
+		t.Errorf("max_turns -1: %v", err)
+	}
 	// A turn of null is no turn.
 	if _, err := New(Spec{Type: "subgoals", Judge: j, Options: map[string]any{"subgoals": []any{map[string]any{"details": "x", "turn": nil}}}}); err != nil {
 		t.Errorf("turn: null: %v", err)
 	}
 }
 
-func TestProgressArea(t *testing.T) {
-	const third = 1.0 / 3
+// TestInspectAUCAndPPT carries every AUC and PPT value of agent_inspect's
+// own tests (tests/test_auc.py, tests/test_ppt.py, tests/test_progress.py,
+// tests/test_aggregator.py), then edge cases whose values come from
+// sklearn.metrics.auc on the same lists. progress is the per-turn progress
+// the judge produced; maxTurns is agent_inspect's MAX_TURNS.
+func TestInspectAUCAndPPT(t *testing.T) {
+	const (
+		noPoints  = "no progress to compute it from (the conversation has no turns)"
+		onePoint  = "it needs at least 2 points and max_turns 1 gives one"
+		ten, full = 10, 20
+	)
+	ones := func(n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = 1
+		}
+		return out
+	}
 	tests := []struct {
 		name     string
 		progress []float64
-		horizon  int
-		want     float64
+		maxTurns int
+		// curve is the list AUC and PPT see (nil: check only its length,
+		// maxTurns).
+		curve          []float64
+		auc, ppt       float64
+		aucErr, pptErr string
 	}{
-		{"no horizon", []float64{1}, 0, 0},
-		{"negative horizon", []float64{1}, -2, 0},
-		{"no turns, held at 0", nil, 3, 0},
-		// (0+1)/2 = 1/2, over 1.
-		{"done at once, one turn", []float64{1}, 1, 0.5},
-		// (0+1)/2 + (1+1)/2 = 3/2, over 2.
-		{"done at once, held one more turn", []float64{1}, 2, 0.75},
-		// (0+0.5)/2 + (0.5+1)/2 = 1/4 + 3/4 = 1, over 2.
-		{"half then all", []float64{0.5, 1}, 2, 0.5},
-		// 1 as above, plus 1 + 1 for the two held turns = 3, over 4.
-		{"half then all, held to 4", []float64{0.5, 1}, 4, 0.75},
-		// 1/6 + 1/2 + 5/6 = 3/2, over 3.
-		{"thirds", []float64{third, 2 * third, 1}, 3, 0.5},
-		// 0 + 0 + (0+1)/2 = 1/2, over 3.
-		{"all at the last turn", []float64{0, 0, 1}, 3, 1.0 / 6},
-		// (0+1)/2 + 1 + 1 = 5/2, over 3.
-		{"all at the first of three", []float64{1, 1, 1}, 3, 5.0 / 6},
-		// Only the first turn counts: (0+0.5)/2 = 1/4, over 1.
-		{"horizon shorter than the progress", []float64{0.5, 1}, 1, 0.25},
-		// (0+0.5)/2 + (0.5+0.5)/2 + 0.5 * 8 = 1/4 + 1/2 + 4 = 4.75, over 10.
-		{"held to the default limit", []float64{0.5, 0.5}, 10, 0.475},
+		// test_auc_score_evaluate_fully_completed,
+		// test_ppt_score_evaluate_fully_completed and
+		// test_progress_through_turns_fully_completed: 3 turns, every
+		// subgoal met at once, the default MAX_TURNS; 20 values.
+		{name: "agent_inspect: fully completed", progress: []float64{1, 1, 1}, maxTurns: full, auc: 1, ppt: 1},
+		// test_auc_score_evaluate_partially_completed and
+		// test_ppt_score_evaluate_partially_completed: one of two subgoals
+		// at turn 1, the other at turn 2, MAX_TURNS 10.
+		{name: "agent_inspect: partially completed", progress: []float64{0.5, 1, 1}, maxTurns: ten, curve: []float64{0.5, 1, 1, 1, 1, 1, 1, 1, 1, 1}, auc: 0.9722, ppt: 0.5},
+		// test_progress_through_turns_partially_completed: first 0.5,
+		// last 1, 20 values.
+		{name: "agent_inspect: progress through turns, partial", progress: []float64{0.5, 1, 1}, maxTurns: full, auc: 0.9868, ppt: 0.5},
+		// test_ppt_score_evaluate_all_incomplete.
+		{name: "agent_inspect: all incomplete", progress: []float64{0, 0, 0}, maxTurns: ten, auc: 0, ppt: 0},
+		// test_get_auc_score_calculation_multiple_scores: the list as
+		// given.
+		{name: "agent_inspect: multiple scores", progress: []float64{0, 0.5, 1}, maxTurns: 3, curve: []float64{0, 0.5, 1}, auc: 0.5, ppt: 0.3333},
+		// test_get_auc_score_calculation_only_one_score.
+		{name: "agent_inspect: only one score", progress: []float64{0.7}, maxTurns: 1, curve: []float64{0.7}, aucErr: onePoint, ppt: 0.7},
+		// test_get_auc_score_no_validation_results, test_no_auc_score,
+		// test_no_ppt_score, test_no_progress_score_error: nothing to
+		// compute from.
+		{name: "agent_inspect: no progress scores", progress: nil, maxTurns: full, aucErr: noPoints, pptErr: noPoints},
+
+		// The case: done at every one of 10 turns.
+		{name: "done at all 10 turns, default max_turns", progress: ones(10), maxTurns: full, auc: 1, ppt: 1},
+		{name: "done at all 10 turns, max_turns 10", progress: ones(10), maxTurns: ten, auc: 1, ppt: 1},
+		{name: "one turn, held", progress: []float64{0.5}, maxTurns: 2, curve: []float64{0.5, 0.5}, auc: 0.5, ppt: 0.5},
+		{name: "thirds, max_turns 3", progress: []float64{0.3333, 0.6667, 1}, maxTurns: 3, auc: 0.6667, ppt: 0.3333},
+		{name: "thirds, held to 20", progress: []float64{0.3333, 0.6667, 1}, maxTurns: full, auc: 0.9649, ppt: 0.3333},
+		{name: "a little, late", progress: []float64{0, 0, 0.3333}, maxTurns: full, auc: 0.307, ppt: 0.1111},
+		{name: "never all: the best, first reached", progress: []float64{0.25, 0.5, 0.5, 0.75}, maxTurns: 6, curve: []float64{0.25, 0.5, 0.5, 0.75, 0.75, 0.75}, auc: 0.6, ppt: 0.1875},
+		{name: "flat at two thirds", progress: []float64{0.6667, 0.6667, 0.6667}, maxTurns: full, auc: 0.6667, ppt: 0.6667},
+		// Turns past max_turns are not looked at, though progress rose.
+		{name: "longer than max_turns", progress: []float64{0, 0.5, 0.5, 1, 1}, maxTurns: 3, curve: []float64{0, 0.5, 0.5}, auc: 0.375, ppt: 0.25},
+		{name: "one turn, max_turns 1", progress: []float64{1}, maxTurns: 1, curve: []float64{1}, aucErr: onePoint, ppt: 1},
+		// The exact area is 0.99375, a tie at the fifth decimal; numpy's
+		// order of additions gives 0.9937499999999999, so 0.9937 (adding
+		// left to right gives 0.99375, which would round to 0.9938).
+		{name: "a tie: numpy's sum decides", progress: []float64{0, 1}, maxTurns: 81, auc: 0.9937, ppt: 0.5},
 	}
 	for _, tt := range tests {
-		if got := progressArea(tt.progress, tt.horizon); !near(got, tt.want) {
-			t.Errorf("%s: progressArea(%v, %d) = %v, want %v", tt.name, tt.progress, tt.horizon, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			curve := progressCurve(tt.progress, tt.maxTurns)
+			switch {
+			case tt.curve != nil && !reflect.DeepEqual(curve, tt.curve):
+				t.Errorf("curve = %v, want %v", curve, tt.curve)
+			case tt.curve == nil && tt.progress != nil && len(curve) != tt.maxTurns:
+				t.Errorf("curve has %d values, want %d", len(curve), tt.maxTurns)
+			}
+			auc, err := progressArea(curve)
+			if got := errText(err); got != tt.aucErr || (err == nil && auc != tt.auc) {
+				t.Errorf("AUC = %v (error %q), want %v (error %q)", auc, got, tt.auc, tt.aucErr)
+			}
+			ppt, err := progressRate(curve)
+			if got := errText(err); got != tt.pptErr || (err == nil && ppt != tt.ppt) {
+				t.Errorf("PPT = %v (error %q), want %v (error %q)", ppt, got, tt.ppt, tt.pptErr)
+			}
+		})
 	}
 }
 
-func TestProgressRate(t *testing.T) {
-	const third = 1.0 / 3
-	tests := []struct {
-		name     string
-		progress []float64
-		want     float64
-	}{
-		{"no turns", nil, 0},
-		{"no progress", []float64{0, 0, 0}, 0},
-		// 1 at turn 1.
-		{"all at once", []float64{1}, 1},
-		// 1 first reached at turn 2: 1/2.
-		{"half then all", []float64{0.5, 1}, 0.5},
-		// 2/3 first reached at turn 2, not 3: (2/3)/2.
-		{"the first turn that reached the best counts", []float64{third, 2 * third, 2 * third}, third},
-		// 1 at turn 3: 1/3.
-		{"all at the last turn", []float64{0, 0, 1}, third},
-		// 0.5 at turn 1.
-		{"flat", []float64{0.5, 0.5, 0.5}, 0.5},
-		// 1/3 at turn 3: (1/3)/3.
-		{"a little, late", []float64{0, 0, third}, third / 3},
+func errText(err error) string {
+	if err == nil {
+		return ""
 	}
-	for _, tt := range tests {
-		if got := progressRate(tt.progress); !near(got, tt.want) {
-			t.Errorf("%s: progressRate(%v) = %v, want %v", tt.name, tt.progress, got, tt.want)
+	return err.Error()
+}
+
+// TestPairwiseSum: numpy sums in blocks, so the order of additions (and
+// so the last bit) is numpy's.
+func TestPairwiseSum(t *testing.T) {
+	seq := func(a []float64) float64 {
+		s := 0.0
+		for _, v := range a {
+			s += v
 		}
+		return s
+	}
+	tenths := func(n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = 0.1
+		}
+		return out
+	}
+	// Under 8 values: left to right.
+	if a := tenths(7); pairwiseSum(a) != seq(a) {
+		t.Errorf("7 values: %v, want %v", pairwiseSum(a), seq(a))
+	}
+	// 8 to 128: eight running sums, then combined in pairs; for ten 0.1s
+	// that is 1, where adding left to right gives 0.9999999999999999.
+	if a := tenths(10); pairwiseSum(a) != 1 || seq(a) == 1 {
+		t.Errorf("10 values: %v (left to right %v)", pairwiseSum(a), seq(a))
+	}
+	// Past 128: halves; numpy's np.add.reduce gives this for 300 0.1s.
+	if got := pairwiseSum(tenths(300)); got != 29.999999999999996 {
+		t.Errorf("300 values: %v, want numpy's 29.999999999999996", got)
+	}
+	if pairwiseSum(nil) != 0 {
+		t.Error("no values: not 0")
 	}
 }
