@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/agenteval/agenteval/internal/fakellm"
@@ -16,8 +17,8 @@ func newFakeLLMCmd(e *env) *cobra.Command {
 	var addr string
 	var latency time.Duration
 	var structure, callTools bool
-	var script string
-	var evidence []string
+	var script, logPath, tag string
+	var evidence, judgeModels []string
 	cmd := &cobra.Command{
 		Use:   "fakellm",
 		Short: "Serve a fake OpenAI-compatible model on 127.0.0.1, for trying judge metrics offline",
@@ -38,6 +39,17 @@ which tools to call and what to say after their results:
   - when: "table for (\\w+)"
     tool_calls: [{name: book_table, arguments: {party: 2, time: 7pm}}]
     reply: Booked a table for $1.
+
+With --judge-model NAME, a request for model NAME that asks for no
+structured output is answered as a judge that reads its verdict from
+plain text (AgentV's llm-grader does): JSON in the shape the prompt
+names, "score" 1, or every listed "checks" item satisfied (or scored 10).
+
+With --log FILE it appends one JSON line per request to FILE: time, tag,
+path, client (User-Agent), model, messages (role and text), tool names,
+response_format and schema name, status and the reply. A request's tag
+is its X-Fakellm-Tag header, or TAG when the client's base URL is
+http://ADDR/t/TAG/v1, or else --tag.
 
 It stands in for a model's protocol, not its judgement: every criterion
 passes unless a script or --check-structure says otherwise, and a simulated
@@ -65,8 +77,22 @@ user gets the same short text each turn. Point agenteval at it with:
 					return usageErr("%v", err)
 				}
 			}
-			s := fakellm.Serve(ln, fakellm.Options{Latency: latency, CallTools: callTools, NoLog: true})
+			opts := fakellm.Options{Latency: latency, CallTools: callTools, NoLog: true, Tag: tag}
+			var logf *os.File
+			if logPath != "" {
+				// Unbuffered: each line is one write, so the log is whole
+				// whenever the server is stopped, even by a kill.
+				if logf, err = os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+					ln.Close()
+					return usageErr("--log: %v", err)
+				}
+				opts.Log = logf
+			}
+			s := fakellm.Serve(ln, opts)
 			s.Add(rules...)
+			if len(judgeModels) > 0 {
+				s.Add(&fakellm.Rule{Match: fakellm.IsTextJudge(judgeModels...), Reply: fakellm.Reply{Func: fakellm.TextVerdict}})
+			}
 			if structure {
 				s.Add(&fakellm.Rule{Match: func(r *fakellm.Request) bool { return r.SchemaName() != "" }, Reply: fakellm.StructureJudge(evidence...)})
 			}
@@ -74,6 +100,11 @@ user gets the same short text each turn. Point agenteval at it with:
 			<-cmd.Context().Done()
 			s.Close()
 			fmt.Fprintf(e.stderr, "served %d requests\n", s.Calls())
+			if logf != nil {
+				if err := logf.Close(); err != nil {
+					return fmt.Errorf("--log %s: %w", logPath, err)
+				}
+			}
 			return nil
 		},
 	}
@@ -82,6 +113,9 @@ user gets the same short text each turn. Point agenteval at it with:
 	cmd.Flags().BoolVar(&structure, "check-structure", false, "judge only prompts whose quoted material stays in its blocks; answer 422 otherwise")
 	cmd.Flags().BoolVar(&callTools, "call-tools", false, "answer a request that offers tools with a call to the next tool not called yet (arguments from its schema), then text after its result")
 	cmd.Flags().StringVar(&script, "script", "", "play an agent from a YAML script: steps of {when: regexp on the last user message, tool_calls: [{name, arguments}], reply: text}")
+	cmd.Flags().StringVar(&logPath, "log", "", "append one JSON line per request (what was asked and answered) to this file")
+	cmd.Flags().StringVar(&tag, "tag", "", "with --log: the tag of requests that carry none (no X-Fakellm-Tag header, no /t/TAG/ path)")
+	cmd.Flags().StringArrayVar(&judgeModels, "judge-model", nil, "answer plain-text requests for this model as a judge, with the JSON verdict their prompt asks for (repeatable)")
 	cmd.Flags().StringArrayVar(&evidence, "evidence", nil, "with --check-structure: text that must appear only inside a prompt's blocks (repeatable)")
 	return cmd
 }

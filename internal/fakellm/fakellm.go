@@ -206,6 +206,12 @@ type Options struct {
 	// NoLog keeps no request log (Requests returns nothing), for load
 	// runs: a long run would hold every request it was sent.
 	NoLog bool
+	// Log, when set, receives one JSON line (a LogEntry) per chat request,
+	// with its answer; NoLog does not affect it.
+	Log io.Writer
+	// Tag tags the Log's entries of requests that carry no tag of their
+	// own (see TagHeader).
+	Tag string
 }
 
 // Server is a running fake. Its zero value is not usable; call Start.
@@ -219,6 +225,7 @@ type Server struct {
 	mu    sync.Mutex
 	rules []*Rule
 	log   []*Request
+	rlog  *reqLog
 	calls atomic.Int64
 	stop  chan struct{}
 	ids   atomic.Int64
@@ -240,13 +247,20 @@ func Start(opts Options) (*Server, error) {
 // Serve runs a server on ln, which should be a loopback listener.
 func Serve(ln net.Listener, opts Options) *Server {
 	s := &Server{opts: opts, ln: ln, stop: make(chan struct{})}
+	if opts.Log != nil {
+		s.rlog = &reqLog{w: opts.Log}
+	}
 	s.URL = "http://" + ln.Addr().String() + "/v1"
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
-	mux.HandleFunc("POST /chat/completions", s.handleChat)
-	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+	models := func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]any{"object": "list", "data": []any{map[string]any{"id": "fake-model", "object": "model"}}})
-	})
+	}
+	// The same API under /t/TAG/ tags the requests in the log.
+	for _, prefix := range []string{"", "/t/{tag}"} {
+		mux.HandleFunc("POST "+prefix+"/v1/chat/completions", s.handleChat)
+		mux.HandleFunc("POST "+prefix+"/chat/completions", s.handleChat)
+		mux.HandleFunc("GET "+prefix+"/v1/models", models)
+	}
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s
@@ -322,9 +336,25 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.log = append(s.log, &req)
 		s.mu.Unlock()
 	}
+	// The log's line is written before the answer, so that a client that
+	// has its answer finds the line in the log; a request that gets none
+	// is logged when it ends.
+	var le *LogEntry
+	if s.rlog != nil {
+		le = newLogEntry(r, &req, s.opts.Tag)
+		defer s.flushLog(le)
+	}
+	// fail answers with an error, and notes it in the log.
+	fail := func(status int, code, msg string) {
+		if le != nil {
+			le.Status, le.Reply.Error = status, msg
+			s.flushLog(le)
+		}
+		writeError(w, status, code, msg)
+	}
 
 	if s.opts.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.opts.APIKey {
-		writeError(w, 401, "invalid_api_key", "Incorrect API key provided.")
+		fail(401, "invalid_api_key", "Incorrect API key provided.")
 		return
 	}
 	reply := s.pick(&req)
@@ -335,7 +365,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if reply.Status != 0 {
-		writeError(w, reply.Status, "invalid_request_error", reply.ErrorMessage)
+		fail(reply.Status, "invalid_request_error", reply.ErrorMessage)
 		return
 	}
 	switch reply.Fault {
@@ -347,18 +377,22 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		secs := ra.Seconds()
 		w.Header().Set("Retry-After", strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", secs), "0"), "."))
 		w.Header().Set("Retry-After-Ms", fmt.Sprint(ra.Milliseconds()))
-		writeError(w, 429, "rate_limit_exceeded", "Rate limit reached; try again later.")
+		fail(429, "rate_limit_exceeded", "Rate limit reached; try again later.")
 		return
 	case FaultServer:
-		writeError(w, 500, "server_error", "The server had an error while processing your request.")
+		fail(500, "server_error", "The server had an error while processing your request.")
 		return
 	case FaultUnavailable:
-		writeError(w, 503, "server_error", "The engine is currently overloaded.")
+		fail(503, "server_error", "The engine is currently overloaded.")
 		return
 	case FaultUnauthorized:
-		writeError(w, 401, "invalid_api_key", "Incorrect API key provided.")
+		fail(401, "invalid_api_key", "Incorrect API key provided.")
 		return
 	case FaultGarbage:
+		if le != nil {
+			le.Status, le.Reply.Error = 200, "a body that is not JSON"
+			s.flushLog(le)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(200)
 		w.Write([]byte("<html>502 Bad Gateway</html> not json {"))
@@ -370,7 +404,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	s.answer(w, &req, reply)
+	s.answer(w, &req, reply, le)
 }
 
 // sleep waits d, or returns false when the client goes away first.
@@ -397,7 +431,8 @@ func (s *Server) sleep(r *http.Request, d time.Duration) bool {
 	}
 }
 
-func (s *Server) answer(w http.ResponseWriter, req *Request, reply Reply) {
+// answer writes the reply, and notes it in le when the log is kept.
+func (s *Server) answer(w http.ResponseWriter, req *Request, reply Reply, le *LogEntry) {
 	content := reply.Content
 	if reply.JSON != nil {
 		b, _ := json.Marshal(reply.JSON)
@@ -424,6 +459,13 @@ func (s *Server) answer(w http.ResponseWriter, req *Request, reply Reply) {
 	finish := "stop"
 	if len(calls) > 0 {
 		finish = "tool_calls"
+	}
+	if le != nil {
+		le.Status, le.Reply.Content = 200, content
+		for _, c := range calls {
+			le.Reply.ToolCalls = append(le.Reply.ToolCalls, LogToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+		s.flushLog(le)
 	}
 	prompt, completion := reply.PromptTokens, reply.CompletionTokens
 	if prompt == 0 {
@@ -593,7 +635,8 @@ func defaultContent(req *Request) string {
 }
 
 // Generate makes a value that satisfies a JSON schema, choosing the first
-// enum value, true for booleans, and "fake" for strings. It covers the
+// enum value, true for booleans, the maximum of a bounded number (else its
+// minimum, else 0), and "fake" for strings. It covers the
 // subset of JSON Schema that structured output uses.
 func Generate(schema map[string]any) any {
 	if c, ok := schema["const"]; ok {
@@ -637,6 +680,11 @@ func Generate(schema map[string]any) any {
 	case "boolean":
 		return true
 	case "integer", "number":
+		// A bounded number is a score: the best one, as every criterion
+		// passes.
+		if mx, ok := schema["maximum"].(float64); ok {
+			return mx
+		}
 		if mn, ok := schema["minimum"].(float64); ok {
 			return mn
 		}
