@@ -91,7 +91,8 @@ func TestTemplateKillsBackgroundChild(t *testing.T) {
 	os.WriteFile(script, []byte("sleep 60 >/dev/null 2>&1 &\necho $! > \"$1\"\necho ok > \"$2\"\n"), 0o644)
 	a := &TemplateAgent{Command: "sh agent.sh child.pid {OUTPUT_FILE}", Dir: dir}
 	resp, err := a.Respond(context.Background(), req(1, user("hi")))
-	if err != nil || len(resp.Messages) != 1 || resp.Messages[0].Content != "ok" {
+	// The reply is the file as written, its newline too, as in AgentV.
+	if err != nil || len(resp.Messages) != 1 || resp.Messages[0].Content != "ok\n" {
 		t.Fatalf("resp %+v, err %v", resp, err)
 	}
 	raw, err := os.ReadFile(pidFile)

@@ -2,7 +2,6 @@ package target
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,8 +23,10 @@ import (
 // per turn. {PROMPT} is the prompt, {PROMPT_FILE} a file holding it,
 // {OUTPUT_FILE} the file the command must write its reply to, {FILES} the
 // input files, {EVAL_ID} the test and {ATTEMPT} the trial (0 first). The
-// reply file holds JSON ({output: [messages]}, {text}, with token_usage)
-// or plain text, which is the reply.
+// reply file holds JSON ({output: [messages]} or {text}, with
+// token_usage {input, output, cached}, cost_usd and duration_ms, which
+// become the turn's usage and time) or plain text, which is the reply;
+// decodeOutputFile reads it as AgentV does.
 //
 // The command runs from its arguments, never through a shell: each
 // placeholder is filled in within the one argument it is in, so nothing
@@ -176,38 +177,6 @@ func (a *TemplateAgent) Respond(ctx context.Context, req *agenteval.AgentRequest
 		return nil, fmt.Errorf("cli target %s wrote no reply to {OUTPUT_FILE}; stderr: %s", program, snippet(stderr.String()))
 	}
 	return decodeOutputFile(data)
-}
-
-// decodeOutputFile reads a cli target's reply file: JSON with output (a
-// list of messages) or text, or the whole file as the reply.
-func decodeOutputFile(data []byte) (*agenteval.AgentResponse, error) {
-	var v struct {
-		Output     json.RawMessage `json:"output"`
-		Text       *string         `json:"text"`
-		TokenUsage *struct {
-			Input  int64 `json:"input"`
-			Output int64 `json:"output"`
-		} `json:"token_usage"`
-	}
-	resp := &agenteval.AgentResponse{}
-	if json.Unmarshal(data, &v) == nil && (v.Output != nil || v.Text != nil) {
-		if v.TokenUsage != nil {
-			resp.Usage.InputTokens, resp.Usage.OutputTokens = v.TokenUsage.Input, v.TokenUsage.Output
-		}
-		if v.Output != nil {
-			r, err := decodeReply(append(append([]byte(`{"messages":`), v.Output...), '}'))
-			if err == nil {
-				r.Usage = resp.Usage
-				return r, nil
-			}
-		}
-		if v.Text != nil {
-			resp.Messages = agenteval.Conversation{{Role: agenteval.RoleAssistant, Content: *v.Text}}
-			return resp, nil
-		}
-	}
-	resp.Messages = agenteval.Conversation{{Role: agenteval.RoleAssistant, Content: strings.TrimRight(string(data), "\n")}}
-	return resp, nil
 }
 
 // promptOf is the text a cli target gets: the user's messages of a first

@@ -40,7 +40,9 @@ func decodeReply(data []byte) (*agenteval.AgentResponse, error) {
 	}
 	resp := &agenteval.AgentResponse{}
 	if r.Usage != nil {
-		resp.Usage = agenteval.Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens}
+		// Calls 1: the turn's tokens are known, even when they are 0
+		// (Usage.TokensKnown).
+		resp.Usage = agenteval.Usage{Calls: 1, InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens}
 	}
 	switch {
 	case len(r.Messages) > 0 && string(r.Messages) != "null":
