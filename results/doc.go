@@ -8,7 +8,11 @@
 // The package holds the records (Header and what it is made of), the
 // Writer that writes them, the Reader and ReadResults that read them back,
 // and Summary, the totals that every consumer of a run computes from its
-// results. Renderers for people (the table, HTML, JUnit, Markdown) are in
+// results. The Reader reads AgentV's results too (its index.jsonl, and the
+// per-test files its rows name): each row becomes the result it means
+// here, with its verdict derived as AgentV derives it, and what cannot be
+// carried over with AgentV's meaning is listed, at its line, by
+// AgentVDifferences. Renderers for people (the table, HTML, JUnit, Markdown) are in
 // package report, which builds on this one.
 //
 // It may import the root package, internal/redact and the standard

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 
@@ -19,8 +20,16 @@ import (
 // compare, show and report. Records of kinds it does not know are skipped,
 // so files from newer versions still read. A last line cut off by a killed
 // run is left out, and Cut says where the whole lines end.
+//
+// It reads AgentV's results too (its index.jsonl), each row into the
+// result it means here (see agentv.go); what cannot be carried over with
+// AgentV's meaning is listed by Differences.
 type Reader struct {
-	name   string
+	name string
+	// dir is the folder of the run's other files, which AgentV's rows
+	// name; empty when the results came from a stream.
+	dir    string
+	notes  notes
 	br     *bufio.Reader
 	line   int
 	off    int64 // bytes consumed
@@ -44,6 +53,7 @@ var ErrNotResult = errors.New("not a result")
 // as the first record, so that Header is known at once.
 func NewReader(r io.Reader, name string) *Reader {
 	rd := &Reader{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+	rd.notes.file = name
 	ln, raw, err := rd.nextRow()
 	switch {
 	case err == nil:
@@ -54,14 +64,24 @@ func NewReader(r io.Reader, name string) *Reader {
 	return rd
 }
 
-// OpenResults opens a results file. Close the file with the returned
-// function.
+// OpenResults opens a results file, or the index.jsonl of an AgentV run
+// folder (FindRunIndex). Close the file with the returned function.
 func OpenResults(path string) (*Reader, func() error, error) {
+	path, err := FindRunIndex(path)
+	if err != nil {
+		return nil, nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	rd := NewReader(f, path)
+	// AgentV's rows name their files relative to the run's folder: the
+	// index's own (v4), or the one above .internal (v5).
+	rd.dir = filepath.Dir(path)
+	if filepath.Base(rd.dir) == ".internal" {
+		rd.dir = filepath.Dir(rd.dir)
+	}
 	if rd.err != nil {
 		f.Close()
 		return nil, nil, rd.err
@@ -79,6 +99,8 @@ func ReadResults(path string, fn func(*agenteval.Result) error) (*Header, error)
 
 // ReadResultLines is ReadResults that also hands fn each result's line as
 // it is in the file, for writers that copy it rather than encode it again.
+// A row of AgentV's is handed over as agenteval writes its result, which
+// is what such writers expect.
 func ReadResultLines(path string, fn func(r *agenteval.Result, line []byte) error) (*Header, error) {
 	rd, closeFile, err := OpenResults(path)
 	if err != nil {
@@ -127,7 +149,7 @@ func ReadResultLines(path string, fn func(r *agenteval.Result, line []byte) erro
 		go func() {
 			defer wg.Done()
 			for j := range todo {
-				j.res, j.err = rd.decode(j.line, j.raw)
+				j.res, j.raw, j.err = rd.decodeLine(j.line, j.raw)
 				close(j.done)
 			}
 		}()
@@ -173,14 +195,38 @@ func (rd *Reader) Next() (*agenteval.Result, error) {
 // decode turns a row into a result; it is safe to call from several
 // goroutines.
 func (rd *Reader) decode(ln int, raw []byte) (*agenteval.Result, error) {
+	r, _, err := rd.decodeLine(ln, raw)
+	return r, err
+}
+
+// decodeLine is decode that also returns the result's line as agenteval
+// writes it: raw itself, or, for a row of AgentV's, the result encoded.
+func (rd *Reader) decodeLine(ln int, raw []byte) (*agenteval.Result, []byte, error) {
 	var r agenteval.Result
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("%s:%d: not a result: %v", rd.name, ln, err)
+	err := json.Unmarshal(raw, &r)
+	if err != nil || r.Verdict == "" {
+		// Every result agenteval writes has a verdict; a row without
+		// one may be AgentV's (whose output may be text, which does
+		// not decode as a conversation).
+		if top, ok := agentvShape(raw); ok {
+			res, err := rd.decodeAgentV(ln, top)
+			if err != nil {
+				return nil, nil, err
+			}
+			line, err := Marshal(res)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s:%d: encode result: %w", rd.name, ln, err)
+			}
+			return res, line, nil
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s:%d: not a result: %v", rd.name, ln, err)
 	}
 	if r.TestID == "" {
-		return nil, fmt.Errorf("%s:%d: %w: the line has no test_id; is this a dataset? (agenteval score reads datasets)", rd.name, ln, ErrNotResult)
+		return nil, nil, fmt.Errorf("%s:%d: %w: the line has no test_id; is this a dataset? (agenteval score reads datasets)", rd.name, ln, ErrNotResult)
 	}
-	return &r, nil
+	return &r, raw, nil
 }
 
 // NextRow returns the next line that is not a header or a record of
