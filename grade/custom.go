@@ -250,7 +250,7 @@ func newLLMGrader(cfg LLMGraderOptions, e Env) (Func, error) {
 			}
 			schema := judge.ObjectSchema(
 				judge.Field{Key: "reason", Value: judge.String("why this score")},
-				judge.Field{Key: "score", Value: map[string]any{"type": "number", "description": "from 0 (fails entirely) to 1 (meets everything)"}},
+				judge.Field{Key: "score", Value: map[string]any{"type": "number", "minimum": 0, "maximum": 1, "description": "from 0 (fails entirely) to 1 (meets everything)"}},
 			)
 			v, usage, err := j.Ask(ctx, p, "llm_grader_score", schema)
 			o := Outcome{Usage: &usage}

@@ -64,7 +64,7 @@ func (s *Session) Plan() (*Plan, error) {
 		}
 		sp := &SuitePlan{Suite: st, Tests: sel}
 		if opt.Agent == nil {
-			sp.runs = targetRuns(opt.Targets, st)
+			sp.runs = targetRuns(opt.Targets, st, s.Suites, opt.logf)
 		} else {
 			name := opt.AgentName
 			if name == "" {

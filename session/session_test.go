@@ -205,3 +205,61 @@ func TestReportsReplacedAtTheEnd(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// A target that one eval file names and only another file of the run
+// defines is that file's, when the definitions agree; otherwise the error
+// says where shared targets go.
+func TestTargetFromAnotherFile(t *testing.T) {
+	defines := func(model string) string {
+		return "targets:\n  - name: shared\n    model: openai:" + model + "\n" + twoTests
+	}
+	uses := "execution:\n  target: shared\n" + twoTests
+	cases := []struct {
+		name  string
+		files map[string]string
+		// model is the target the user file runs; err, when set, the
+		// error its run records.
+		model, err, log string
+	}{
+		{"one definition", map[string]string{"a.yaml": defines("m1"), "b.yaml": uses}, "openai:m1", "", `b.yaml: target "shared" is not defined here; using its definition in`},
+		{"same twice", map[string]string{"a.yaml": defines("m1"), "c.yaml": defines("m1"), "b.yaml": uses}, "openai:m1", "", "using its definition"},
+		{"different", map[string]string{"a.yaml": defines("m1"), "c.yaml": defines("m2"), "b.yaml": uses}, "", "define it differently; define it once under targets: in agenteval.yaml", ""},
+		{"none", map[string]string{"b.yaml": uses}, "", "to share a target between eval files, define it under targets: in agenteval.yaml", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := write(t, c.files)
+			var log strings.Builder
+			var paths []string
+			for name := range c.files {
+				paths = append(paths, filepath.Join(dir, name))
+			}
+			s, err := Load(Options{Log: &log}, paths...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.Plan()
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("error = %v, want one with %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sp := range p.Suites {
+				if filepath.Base(sp.Suite.File) != "b.yaml" {
+					continue
+				}
+				tr := sp.runs[0]
+				if tr.err != nil || tr.spec.Model != c.model {
+					t.Errorf("target = %+v, %v; want model %s", tr.spec, tr.err, c.model)
+				}
+			}
+			if !strings.Contains(log.String(), c.log) {
+				t.Errorf("log = %q, want %q", log.String(), c.log)
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -36,17 +38,68 @@ func (tr targetRun) selects(t *agenteval.Test) bool {
 // against its own targets (execution.target on the test, its providers),
 // else the suite's matrix (execution.targets, providers), else the suite's
 // default target: one run per target named, in the order first named.
-func targetRuns(targets []string, s *suite.Suite) []targetRun {
+//
+// all are the run's suites: a target that s does not define, but exactly
+// one other eval file of the run does, is that one (see sharedTarget).
+func targetRuns(targets []string, s *suite.Suite, all []*suite.Suite, logf func(string, ...any)) []targetRun {
 	out := choices(targets, s)
 	for i := range out {
-		out[i].spec, out[i].err = selectTarget(s, out[i].target)
+		out[i].spec, out[i].err = selectTarget(s, out[i].target, all, logf)
 	}
 	return out
 }
 
-// selectTarget is target.Select, the one place a choice becomes a target.
-func selectTarget(s *suite.Suite, choice string) (suite.TargetSpec, error) {
-	return target.Select(s, choice)
+// selectTarget is target.Select, the one place a choice becomes a target,
+// with the run's other eval files as a last place to look.
+func selectTarget(s *suite.Suite, choice string, all []*suite.Suite, logf func(string, ...any)) (suite.TargetSpec, error) {
+	spec, err := target.Select(s, choice)
+	if choice == "" {
+		choice = s.DefaultTarget
+	}
+	if err == nil || choice == "" || strings.Contains(choice, ":") {
+		return spec, err
+	}
+	return sharedTarget(s, choice, all, err, logf)
+}
+
+// sharedTarget finds a target named in s but defined only in other eval
+// files of the run. One definition (or several that are the same) is
+// used, and the run says where it came from; definitions that differ are
+// an error, as is none: targets shared by several files belong in
+// agenteval.yaml, where every file of the project finds them.
+func sharedTarget(s *suite.Suite, choice string, all []*suite.Suite, notFound error, logf func(string, ...any)) (suite.TargetSpec, error) {
+	var found []suite.TargetSpec
+	var files []string
+	for _, o := range all {
+		if o == s {
+			continue
+		}
+		for _, t := range o.Targets {
+			if t.Name == choice {
+				found = append(found, t)
+				files = append(files, o.File)
+			}
+		}
+	}
+	if len(found) == 0 {
+		return suite.TargetSpec{}, fmt.Errorf("%w; to share a target between eval files, define it under targets: in agenteval.yaml", notFound)
+	}
+	for _, t := range found[1:] {
+		if !sameTarget(t, found[0]) {
+			return suite.TargetSpec{}, fmt.Errorf("target %q is not defined in %s, and %s define it differently; define it once under targets: in agenteval.yaml", choice, s.File, strings.Join(files, " and "))
+		}
+	}
+	if logf != nil {
+		logf("%s: target %q is not defined here; using its definition in %s (shared targets belong under targets: in agenteval.yaml)\n", s.File, choice, files[0])
+	}
+	return found[0], nil
+}
+
+// sameTarget says whether two definitions run the same target; their
+// positions do not matter.
+func sameTarget(a, b suite.TargetSpec) bool {
+	a.Pos, b.Pos = agenteval.Pos{}, agenteval.Pos{}
+	return reflect.DeepEqual(a, b)
 }
 
 func choices(targets []string, s *suite.Suite) []targetRun {

@@ -37,6 +37,9 @@ type runFlags struct {
 	format    string
 	otel      otelFlags
 	otlp      otlpFlags
+	// testIDs and workers are AgentV's spellings of --filter and -j.
+	testIDs []string
+	workers int
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -98,9 +101,11 @@ quoted glob such as 'evals/*.eval.yaml' is expanded the same way.`
 	fl.IntVarP(&f.opt.Jobs, "jobs", "j", 0, "conversations at once (default 4 per CPU)")
 	fl.IntVar(&f.opt.Trials, "trials", 0, "run every test this many times (overrides the suite)")
 	fl.StringVar(&f.opt.Filter, "filter", "", "run only tests whose id matches this glob")
+	fl.StringArrayVar(&f.testIDs, "test-id", nil, "run only tests whose id matches this glob (repeatable: any of them), as AgentV's --test-id")
+	fl.IntVar(&f.workers, "workers", 0, "AgentV's spelling of -j: conversations at once (AgentV runs eval files one after another; agenteval runs them side by side)")
 	fl.Float64Var(&f.threshold, "threshold", -1, "pass mark for every test, from 0 to 1 (overrides the suite's, whose default is 0.8)")
 	fl.Lookup("threshold").DefValue = "0" // -1 means unset; "0" is shown as no default
-	fl.StringVarP(&f.opt.Output, "output", "o", "", "write results (JSONL) to this file, replacing it (--resume appends to the file it continues)")
+	fl.StringVarP(&f.opt.Output, "output", "o", "", "write results (JSONL) to this file, replacing it (--resume appends to the file it continues); a folder (one that exists, or a path ending in /) gets index.jsonl, as AgentV's -o DIR")
 	fl.StringVar(&f.opt.JUnit, "junit", "", "also write JUnit XML to this file")
 	fl.StringVar(&f.opt.Resume, "resume", "", "continue the run recorded in this results file: skip its tests, append the rest")
 	fl.BoolVar(&f.opt.Force, "force", false, "with --resume: continue even though the file was written for other suites or another target")
@@ -335,6 +340,9 @@ func (f *runFlags) plan(e *env, paths []string) (*session.Session, *session.Plan
 // options are the session's options as the flags give them.
 func (f *runFlags) options(e *env) (session.Options, error) {
 	opt := f.opt
+	if err := f.agentvFlags(e, &opt); err != nil {
+		return opt, err
+	}
 	if f.threshold != -1 {
 		th := f.threshold
 		opt.Threshold = &th
