@@ -203,6 +203,7 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 	}
 	if t.User != nil {
 		d.checkSimulated(t, at)
+		d.simulatedLimitDifference(at["user"])
 	}
 	return t
 }
@@ -231,6 +232,52 @@ func (d *decoder) inspectMode(t *agenteval.Test) {
 }
 
 // inspectSubgoals reads agent_inspect subgoals, whose turn is 0-based.
+// A subgoal's turn does not mean there what it means here: see
+// subgoalTurnDifferences.
 func (d *decoder) inspectSubgoals(n *yaml.Node) []agenteval.Subgoal {
-	return d.subgoalList(n, true)
+	out := d.subgoalList(n, true)
+	d.subgoalTurnDifferences(n)
+	return out
+}
+
+// subgoalTurnDifferences records each subgoal of an agent_inspect file
+// that names a turn. agent_inspect's ProgressScoresThroughTurns, which its
+// AUC and PPT (and its paper's runner) are computed from, asks about every
+// subgoal not yet achieved after every turn and never reads a subgoal's
+// turn; the subgoals grader here judges a subgoal with a turn once, on the
+// conversation through that turn, as agent_inspect's single-score
+// ProgressScore does. The paper's datasets all write "all".
+func (d *decoder) subgoalTurnDifferences(n *yaml.Node) {
+	rn := resolve(n)
+	if rn == nil || rn.Kind != yaml.SequenceNode {
+		return
+	}
+	for _, item := range rn.Content {
+		it := resolve(item)
+		if it == nil || it.Kind != yaml.MappingNode {
+			continue
+		}
+		for i := 0; i+1 < len(it.Content); i += 2 {
+			k, v := it.Content[i], resolve(it.Content[i+1])
+			if k.Value != "turn" || v == nil || isNull(v) || v.Kind != yaml.ScalarNode || anyTurn(v.Value) {
+				continue
+			}
+			d.differFrom("agent_inspect", v, "subgoal-turn",
+				"a subgoal's turn: agent_inspect's progress through turns, behind its AUC and PPT, judges every open subgoal after every turn and ignores turn; "+
+					"here a subgoal with a turn is judged once, on the conversation through that turn, so a milestone reached later is not counted. "+
+					"Write \"turn\": \"all\" (or leave it out) for agent_inspect's meaning")
+		}
+	}
+}
+
+// simulatedLimitDifference records that an agent_inspect sample with a
+// simulated user runs under agenteval's turn limit: the file has no place
+// for one, and agent_inspect's paper runner takes it from its command line
+// (--max_turns, 15 for τ²-bench and 8 for ToolSandbox when not given) and
+// gives the same number to AUC and PPT.
+func (d *decoder) simulatedLimitDifference(n *yaml.Node) {
+	d.differFrom("agent_inspect", n, "simulated-max-turns",
+		"the simulated conversation's turn limit: agent_inspect's runner stops after its --max_turns (15 for τ²-bench, 8 for ToolSandbox when not given) and computes AUC and PPT over that many turns; "+
+			"this file cannot set a limit, so here the simulated user stops after %d turns and AUC and PPT use %d. "+
+			"To choose the limit, write the test in an agenteval suite with user.max_turns", agenteval.DefaultMaxTurns, agenteval.DefaultMaxTurns)
 }

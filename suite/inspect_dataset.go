@@ -96,6 +96,7 @@ func (d *decoder) datasetSample(n *yaml.Node, index int) *agenteval.Test {
 	d.inspectMode(t)
 	if t.User != nil {
 		d.checkSimulated(t, at)
+		d.simulatedLimitDifference(input)
 	}
 	return t
 }
@@ -166,7 +167,7 @@ func (d *decoder) datasetMetadata(n *yaml.Node, t *agenteval.Test, at map[string
 		switch f.key {
 		case "subgoals":
 			at["subgoals"] = f.keyN
-			t.Subgoals = d.subgoalList(f.value, true)
+			t.Subgoals = d.inspectSubgoals(f.value)
 		case "expected_tools", "expectedTools", "expected_tool_calls":
 			if toolsKey != "" {
 				d.fail(f.keyN, "metadata has both %s and %s; keep one list of expected tools", toolsKey, f.key)
