@@ -138,7 +138,7 @@ func TestFieldAccuracy(t *testing.T) {
 func TestExecutionMetrics(t *testing.T) {
 	conv := agenteval.Conversation{
 		{Role: agenteval.RoleUser, Content: "go"},
-		{Role: agenteval.RoleAssistant, ToolCalls: []agenteval.ToolCall{{Name: "search"}, {Name: "read_file"}, {Name: "write_file"}}},
+		{Role: agenteval.RoleAssistant, ToolCalls: []agenteval.ToolCall{{Name: "search"}, {Name: "Read"}, {Name: "write_file"}}},
 		{Role: agenteval.RoleAssistant, Content: "done"},
 	}
 	in := &agenteval.GradeInput{Output: conv, Transcript: conv, Stats: &agenteval.Stats{LatencyMS: 1200, Usage: agenteval.Usage{InputTokens: 900, OutputTokens: 200}}}
@@ -147,9 +147,17 @@ func TestExecutionMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Met: tool calls, tokens, exploration (2 of 3 read-only, within 0.2 of
+	// Met: tool calls, tokens, exploration (2 of 3 explore, within 0.2 of
 	// 0.6). Missed: model calls (2), duration, cost (not recorded).
 	if !near(sc.Score, 3.0/6) || len(sc.Assertions) != 6 {
+		t.Errorf("score = %+v", sc)
+	}
+	// Exploring tools are AgentV's names, exactly: read_file is not one,
+	// and an agent that reported no tokens has none to count.
+	conv[1].ToolCalls[1].Name = "read_file"
+	in.Stats.Usage = agenteval.Usage{CostUSD: new(float64)}
+	sc, _ = g.Grade(context.Background(), in)
+	if !near(sc.Score, 2.0/6) || sc.Assertions[2].Passed || sc.Assertions[2].Evidence != "not recorded for this run" || !sc.Assertions[3].Passed || sc.Assertions[5].Passed {
 		t.Errorf("score = %+v", sc)
 	}
 	if _, err := New(Spec{Type: "execution_metrics"}); err == nil {

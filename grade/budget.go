@@ -35,8 +35,8 @@ func budget(name, doc, unit string, aliases []string, measure func(*agenteval.Gr
 				why := fmt.Sprintf("no %s was recorded", unit)
 				if name == "cost" {
 					why = "the cost is unknown: the model has no price (see --prices)"
-					if in.Stats.Usage.InputTokens == 0 && in.Stats.Usage.OutputTokens == 0 {
-						why = "the cost is unknown: the agent reported no token usage (a command or http agent returns usage: {input_tokens, output_tokens} with its reply)"
+					if !in.Stats.Usage.TokensKnown() {
+						why = "the cost is unknown: the agent reported neither cost nor token usage (a cli target writes cost_usd in its output file; a command or http agent returns usage: {input_tokens, output_tokens}, priced with --prices)"
 					}
 				}
 				return binary(fmt.Sprintf("%s at most %s %s", name, fmtNum(limit), unit), false, why), nil
@@ -56,7 +56,7 @@ var (
 			}
 			return in.Stats.LatencyMS, true
 		})
-	TokenUsage = deterministic(Definition{Name: "token_usage", Doc: "the agent used at most max tokens (input + output), max_input input tokens, max_output output tokens"}, newTokenUsage)
+	TokenUsage = deterministic(Definition{Name: "token_usage", Doc: "the agent used at most max tokens (input + output + cached), max_input input tokens, max_output output tokens"}, newTokenUsage)
 	Cost       = budget("cost", "the agent's calls cost at most max US dollars", "USD", []string{"max_cost", "budget", "max_usd"},
 		func(in *agenteval.GradeInput) (float64, bool) {
 			if in.Stats == nil || in.Stats.Usage.CostUSD == nil {
@@ -76,7 +76,7 @@ var (
 
 // TokenUsageOptions is the options of token_usage.
 type TokenUsageOptions struct {
-	Max       *float64 `json:"max" alias:"max_tokens,max_total" doc:"the most tokens, input and output together"`
+	Max       *float64 `json:"max" alias:"max_tokens,max_total" doc:"the most tokens: input, output and cached together"`
 	MaxInput  *float64 `json:"max_input" doc:"the most input tokens"`
 	MaxOutput *float64 `json:"max_output" doc:"the most output tokens"`
 }
@@ -90,12 +90,19 @@ func newTokenUsage(o TokenUsageOptions, _ Env) (Func, error) {
 			return Outcome{}, fmt.Errorf("token_usage cannot be measured here: the run recorded no tokens (a recorded sample)")
 		}
 		u := in.Stats.Usage
+		if !u.TokensKnown() {
+			// As in AgentV: an agent that reports no usage fails the
+			// check, rather than passing it with 0 tokens.
+			return binary("token usage recorded", false, "the agent reported no token usage (a cli target writes token_usage {input, output} in its output file; a command or http agent returns usage: {input_tokens, output_tokens})"), nil
+		}
 		var out Outcome
+		// The total counts cached tokens, as AgentV's does: an agent that
+		// reports them apart from its input tokens spent them too.
 		for _, c := range []struct {
 			what  string
 			limit *float64
 			got   int64
-		}{{"tokens", o.Max, u.InputTokens + u.OutputTokens}, {"input tokens", o.MaxInput, u.InputTokens}, {"output tokens", o.MaxOutput, u.OutputTokens}} {
+		}{{"tokens", o.Max, u.InputTokens + u.OutputTokens + u.CachedTokens}, {"input tokens", o.MaxInput, u.InputTokens}, {"output tokens", o.MaxOutput, u.OutputTokens}} {
 			if c.limit == nil {
 				continue
 			}

@@ -156,23 +156,46 @@ func TestBudgets(t *testing.T) {
 	// budget with the reason, rather than ending in an execution error.
 	cost := mustGrader(t, "cost", map[string]any{"max": 0.01})
 	sc, err := cost.Grade(context.Background(), &agenteval.GradeInput{Stats: &agenteval.Stats{}})
-	if err != nil || sc.Verdict != agenteval.VerdictFail || !strings.Contains(sc.Reason, "the agent reported no token usage") {
+	if err != nil || sc.Verdict != agenteval.VerdictFail || !strings.Contains(sc.Reason, "the agent reported neither cost nor token usage") {
 		t.Errorf("cost without usage: %+v, %v", sc, err)
 	}
 	sc, _ = cost.Grade(context.Background(), &agenteval.GradeInput{Stats: &agenteval.Stats{Usage: agenteval.Usage{Calls: 1, InputTokens: 10}}})
 	if sc.Verdict != agenteval.VerdictFail || !strings.Contains(sc.Reason, "no price") {
 		t.Errorf("cost without a price: %+v", sc)
 	}
+	// A cost reported alone is the cost (a cli target's cost_usd).
+	sc, _ = cost.Grade(context.Background(), &agenteval.GradeInput{Stats: &agenteval.Stats{Usage: agenteval.Usage{CostUSD: &c}}})
+	if sc.Verdict != agenteval.VerdictPass {
+		t.Errorf("cost alone: %+v", sc)
+	}
+	// token_usage as AgentV's: the total counts cached tokens, and an
+	// agent that reported no usage fails, as it does there (AgentV 4.42.4:
+	// "Total tokens 170 > 165" for input 100, output 50, cached 20).
+	tokens := mustGrader(t, "token_usage", map[string]any{"max_total": 165})
+	sc, _ = tokens.Grade(context.Background(), &agenteval.GradeInput{Stats: &agenteval.Stats{Usage: agenteval.Usage{Calls: 1, InputTokens: 100, OutputTokens: 50, CachedTokens: 20}}})
+	if sc.Verdict != agenteval.VerdictFail || sc.Assertions[0].Evidence != "170 tokens" {
+		t.Errorf("cached tokens: %+v", sc)
+	}
+	for _, u := range []agenteval.Usage{{}, {CostUSD: &c}} {
+		sc, err = tokens.Grade(context.Background(), &agenteval.GradeInput{Stats: &agenteval.Stats{Usage: u}})
+		if err != nil || sc.Verdict != agenteval.VerdictFail || !strings.Contains(sc.Reason, "reported no token usage") {
+			t.Errorf("no tokens reported (%+v): %+v, %v", u, sc, err)
+		}
+	}
+	sc, _ = tokens.Grade(context.Background(), &agenteval.GradeInput{Stats: &agenteval.Stats{Usage: agenteval.Usage{Calls: 1}}})
+	if sc.Verdict != agenteval.VerdictPass {
+		t.Errorf("0 tokens reported: %+v", sc)
+	}
 }
 
 func TestJudgedTextTurnOrWhole(t *testing.T) {
 	in := turnInput()
 	if _, out := judgedText(in); !strings.Contains(out.Pretty(), "Stay in hostels.") {
-		t.Errorf("turn 2: judge output = %q, want the turn's reply", out)
+		t.Errorf("turn 2: judge output = %v, want the turn's reply", out)
 	}
 	in.Turn = 0 // the whole conversation, though Output is only its tail
 	if _, out := judgedText(in); len(out) != 0 {
-		t.Errorf("whole conversation: judge output = %q, want none (the transcript is graded)", out)
+		t.Errorf("whole conversation: judge output = %v, want none (the transcript is graded)", out)
 	}
 	if v := templateVars(in); !strings.Contains(v["input"], "Stay in hostels.") {
 		t.Errorf("whole conversation: input = %q, want the full transcript", v["input"])

@@ -3,7 +3,6 @@ package grade
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/agenteval/agenteval"
 )
@@ -21,12 +20,14 @@ type ExecutionMetricsOptions struct {
 	MaxTokens              *float64 `json:"max_tokens" doc:"the most tokens, input and output"`
 	MaxCostUSD             *float64 `json:"max_cost_usd" doc:"the most US dollars"`
 	MaxDurationMS          *float64 `json:"max_duration_ms" doc:"the most milliseconds the agent took"`
-	TargetExplorationRatio *float64 `json:"target_exploration_ratio" doc:"the share of calls to read-only tools (read, search, list, get...) aimed at"`
+	TargetExplorationRatio *float64 `json:"target_exploration_ratio" doc:"the share of calls to exploring tools aimed at: read, grep, glob, search, list, Read, Grep, Glob, WebSearch, WebFetch (AgentV's names, exactly)"`
 	ExplorationTolerance   *float64 `json:"exploration_tolerance" doc:"how far from target_exploration_ratio is allowed (default 0.2)"`
 }
 
-// readOnly recognises tools that look and do not change anything.
-var readOnly = []string{"read", "search", "grep", "glob", "list", "ls", "find", "get", "fetch", "view", "open", "query", "lookup", "browse", "inspect", "cat"}
+// exploring names the tools whose calls count as exploration: AgentV's
+// list, matched exactly, so that a ratio means the same in both.
+var exploring = map[string]bool{"read": true, "grep": true, "glob": true, "search": true, "list": true,
+	"Read": true, "Grep": true, "Glob": true, "WebSearch": true, "WebFetch": true}
 
 func newExecutionMetrics(o ExecutionMetricsOptions, _ Env) (Func, error) {
 	if o.MaxToolCalls == nil && o.MaxLLMCalls == nil && o.MaxTokens == nil && o.MaxCostUSD == nil && o.MaxDurationMS == nil && o.TargetExplorationRatio == nil {
@@ -61,7 +62,9 @@ func newExecutionMetrics(o ExecutionMetricsOptions, _ Env) (Func, error) {
 		check("tool calls", o.MaxToolCalls, float64(len(calls)), true, "")
 		check("model calls", o.MaxLLMCalls, float64(llm), true, "")
 		st := in.Stats
-		check("tokens", o.MaxTokens, tokensOf(st), st != nil, "")
+		// Input and output only, as AgentV counts them here (token_usage
+		// adds the cached ones).
+		check("tokens", o.MaxTokens, tokensOf(st), st != nil && st.Usage.TokensKnown(), "")
 		cost, costKnown := 0.0, st != nil && st.Usage.CostUSD != nil
 		if costKnown {
 			cost = *st.Usage.CostUSD
@@ -79,7 +82,7 @@ func newExecutionMetrics(o ExecutionMetricsOptions, _ Env) (Func, error) {
 			}
 			reads := 0
 			for _, c := range calls {
-				if isReadOnly(c.Name) {
+				if exploring[c.Name] {
 					reads++
 				}
 			}
@@ -89,7 +92,7 @@ func newExecutionMetrics(o ExecutionMetricsOptions, _ Env) (Func, error) {
 			} else {
 				r := float64(reads) / float64(len(calls))
 				a.Passed = r >= *o.TargetExplorationRatio-tol-1e-12 && r <= *o.TargetExplorationRatio+tol+1e-12
-				a.Evidence = fmt.Sprintf("%d of %d calls read-only (%s)", reads, len(calls), fmtNum(r))
+				a.Evidence = fmt.Sprintf("%d of %d calls explore (%s)", reads, len(calls), fmtNum(r))
 			}
 			out.Assertions = append(out.Assertions, a)
 		}
@@ -110,14 +113,4 @@ func tokensOf(st *agenteval.Stats) float64 {
 		return 0
 	}
 	return float64(st.Usage.InputTokens + st.Usage.OutputTokens)
-}
-
-func isReadOnly(tool string) bool {
-	t := strings.ToLower(tool)
-	for _, r := range readOnly {
-		if strings.HasPrefix(t, r) || strings.Contains(t, "_"+r) {
-			return true
-		}
-	}
-	return false
 }
