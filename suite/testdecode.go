@@ -215,7 +215,11 @@ func (d *decoder) test(n *yaml.Node, index int, sc *suiteCtx) *agenteval.Test {
 			}
 		case "provider", "providers":
 			t.Targets = append(t.Targets, d.providerRefs(f.value)...)
-		case "options", "assert_scoring_function", "prompts":
+		case "options":
+			// AgentV v5's options of a test. What applies to its graders
+			// is applied on return, once they are read (after this loop).
+			defer d.testOptions(f, t, c)()
+		case "assert_scoring_function", "prompts":
 			d.warn(f.keyN, "%s on a test is not supported by agenteval and is ignored", f.key)
 		}
 	}
