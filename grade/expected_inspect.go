@@ -3,6 +3,7 @@ package grade
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/agenteval/agenteval"
@@ -135,4 +136,47 @@ func turnsText(n int) string {
 		return "1 turn"
 	}
 	return fmt.Sprintf("%d turns", n)
+}
+
+// shareIdentical wraps pair, a pairing of expected calls with calls made
+// (a maximum matching, where each call made meets one expectation), so
+// that identical expected calls are met together by one call, as
+// agent_inspect's ToolCorrectnessMetric meets them: it checks each
+// expectation on its own against every call of its turn, so a file that
+// lists the same call twice scores 1 when it was made once. The pairing
+// runs over the first of each group of identical expectations only; the
+// others take that one's call, or none. Distinct expectations still need a
+// call each.
+func shareIdentical(calls []agenteval.ExpectedCall, pair func(ok func(i, j int) bool) []int) func(ok func(i, j int) bool) []int {
+	first := firstIdentical(calls)
+	return func(ok func(i, j int) bool) []int {
+		partner := pair(func(i, j int) bool { return first[i] == i && ok(i, j) })
+		for i, f := range first {
+			if f != i {
+				partner[i] = partner[f]
+			}
+		}
+		return partner
+	}
+}
+
+// firstIdentical gives, for each expected call, the index of the first one
+// identical to it: the same tool, arguments, output, turn and matching
+// options. Where it is written does not count.
+func firstIdentical(calls []agenteval.ExpectedCall) []int {
+	first := make([]int, len(calls))
+	for i := range calls {
+		first[i] = i
+		a := calls[i]
+		a.Pos = agenteval.Pos{}
+		for k := 0; k < i; k++ {
+			b := calls[k]
+			b.Pos = agenteval.Pos{}
+			if first[k] == k && reflect.DeepEqual(a, b) {
+				first[i] = k
+				break
+			}
+		}
+	}
+	return first
 }

@@ -2,6 +2,7 @@ package grade
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -104,5 +105,43 @@ func TestExpectedSemanticsSetting(t *testing.T) {
 	_, err := New(Spec{Type: "expected_tool_calls", Options: map[string]any{"calls": []any{map[string]any{"tool": "x"}}, "semantics": "ragas"}})
 	if err == nil || !strings.Contains(err.Error(), `semantics "ragas" is not one of agenteval, agent_inspect, agent_inspect_dataset`) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestShareIdentical: identical expected calls share the call the first of
+// them is paired with; distinct ones are still matched one call each.
+func TestShareIdentical(t *testing.T) {
+	search := agenteval.ExpectedCall{Tool: "search", Args: map[string]any{"q": map[string]any{"$text": "lamp"}}}
+	searchElsewhere := search
+	searchElsewhere.Pos = agenteval.Pos{File: "s.yaml", Line: 9, Col: 7}
+	searchTurn2 := search
+	searchTurn2.Turn = 2
+	book := agenteval.ExpectedCall{Tool: "book"}
+	anySearch := agenteval.ExpectedCall{Tool: "search"}
+	tests := []struct {
+		name  string
+		calls []agenteval.ExpectedCall
+		// fits[i][j]: expected call i fits call made j.
+		fits [][]bool
+		want []int
+	}{
+		{"the same call twice, made once", []agenteval.ExpectedCall{search, search}, [][]bool{{true}, {true}}, []int{0, 0}},
+		{"written in two places, still the same", []agenteval.ExpectedCall{search, searchElsewhere}, [][]bool{{true}, {true}}, []int{0, 0}},
+		{"the same call twice, never made", []agenteval.ExpectedCall{search, search}, [][]bool{{false}, {false}}, []int{-1, -1}},
+		{"another turn is another expectation", []agenteval.ExpectedCall{search, searchTurn2}, [][]bool{{true}, {true}}, []int{0, -1}},
+		{"a looser expectation is another expectation", []agenteval.ExpectedCall{anySearch, search}, [][]bool{{true}, {true}}, []int{0, -1}},
+		// The matching still gives the strict one the call it needs.
+		{"identical ones beside a distinct one", []agenteval.ExpectedCall{anySearch, search, anySearch}, [][]bool{{true, true}, {false, true}, {true, true}}, []int{0, 1, 0}},
+		{"three identical, one other", []agenteval.ExpectedCall{book, search, book, book}, [][]bool{{true, false}, {false, true}, {true, false}, {true, false}}, []int{0, 1, 0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := len(tt.fits[0])
+			pair := shareIdentical(tt.calls, func(ok func(i, j int) bool) []int { return bipartite(len(tt.calls), m, ok) })
+			got := pair(func(i, j int) bool { return tt.fits[i][j] })
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("partners = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
