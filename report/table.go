@@ -305,7 +305,12 @@ func (t *tableWriter) details(w io.Writer, r *agenteval.Result) {
 		if s.Verdict == agenteval.VerdictError {
 			mark = t.paint(ansiYellow, "!")
 		}
-		fmt.Fprintf(w, "    %s %s %s: %s\n", mark, s.Name, cellFor(s), s.Reason)
+		if s.Reason == "" {
+			// AgentV's graders give no reason, only their assertions.
+			fmt.Fprintf(w, "    %s %s %s\n", mark, s.Name, cellFor(s))
+		} else {
+			fmt.Fprintf(w, "    %s %s %s: %s\n", mark, s.Name, cellFor(s), s.Reason)
+		}
 		shown := 0
 		for _, a := range s.Assertions {
 			if a.Passed {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
 	"github.com/agenteval/agenteval/compare"
+	"github.com/agenteval/agenteval/results"
 	"github.com/spf13/cobra"
 )
 
@@ -33,7 +35,7 @@ exact test). --min-delta X ignores smaller drops of score or pass rate.
 --format markdown suits a pull-request comment. On GitHub Actions
 ($GITHUB_STEP_SUMMARY set), the Markdown is also added to the job summary.
 
-` + runRefHelp,
+` + runRefHelp + "\n\n" + agentvRunHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usageErr("compare needs two runs, BASE and NEW\nUsage: agenteval compare BASE NEW [--fail-on-regression]")
@@ -62,11 +64,11 @@ func runCompare(cmd *cobra.Command, e *env, args []string, f *compareFlags) erro
 	ctx := cmd.Context()
 	h := newHistory(e, true)
 	defer h.close()
-	base, err := h.resolve(ctx, args[0])
+	base, err := resolveRun(ctx, e, h, args[0])
 	if err != nil {
 		return usageErr("BASE: %v", err)
 	}
-	cur, err := h.resolve(ctx, args[1])
+	cur, err := resolveRun(ctx, e, h, args[1])
 	if err != nil {
 		return usageErr("NEW: %v", err)
 	}
@@ -118,4 +120,34 @@ func appendStepSummary(path string, c *compare.Comparison) error {
 	}
 	fh.WriteString("\n")
 	return fh.Close()
+}
+
+// agentvRunHelp says that compare, report and show read AgentV's results.
+const agentvRunHelp = `AgentV's results are read too: a run folder (the --output of agentv
+eval), or its index.jsonl. Each test's verdict is the one AgentV counted
+(its execution_status), and a test is keyed by its suite, id and target,
+as agenteval's own are. What of such a file cannot be read with AgentV's
+meaning is said on stderr first, with its line.`
+
+// resolveRun finds a RUN as history.resolve does, and also takes an AgentV
+// run folder for its index.jsonl. For an AgentV results file it says on
+// stderr, before anything is written, what of it differs from AgentV's
+// meaning. A file that does not read is left for the read that follows
+// to report.
+func resolveRun(ctx context.Context, e *env, h *history, ref string) (*source, error) {
+	p, err := results.FindRunIndex(ref)
+	if err != nil {
+		return nil, err
+	}
+	s, err := h.resolve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if s.path != "" {
+		ds, _ := results.AgentVDifferences(s.path)
+		for _, d := range ds {
+			fmt.Fprintln(e.stderr, d)
+		}
+	}
+	return s, nil
 }

@@ -42,7 +42,7 @@ and table write the comparison (as agenteval compare does).
 The format follows -o's extension (.html, .xml, .md) unless --format says;
 without -o it is table.
 
-` + runRefHelp,
+` + runRefHelp + "\n\n" + agentvRunHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return usageErr("report needs one run, or two to compare\nUsage: agenteval report RUN [RUN2] -o report.html")
@@ -85,7 +85,7 @@ func runReport(ctx context.Context, e *env, args []string, f *reportFlags) error
 	defer h.close()
 	var srcs []*source
 	for _, a := range args {
-		s, err := h.resolve(ctx, a)
+		s, err := resolveRun(ctx, e, h, a)
 		if err != nil {
 			return usageErr("%v", err)
 		}

@@ -134,7 +134,7 @@ test's conversation: each turn's messages and tool calls, then the turn's
 verdict and the graders' reasons and evidence. A run of several targets
 holds a test once per target: --target NAME picks one.
 
-` + runRefHelp,
+` + runRefHelp + "\n\n" + agentvRunHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return usageErr("show needs a RUN and at most one TEST\nUsage: agenteval show RUN [TEST]")
@@ -147,7 +147,7 @@ holds a test once per target: --target NAME picks one.
 			}
 			h := newHistory(e, true)
 			defer h.close()
-			src, err := h.resolve(cmd.Context(), args[0])
+			src, err := resolveRun(cmd.Context(), e, h, args[0])
 			if err != nil {
 				return usageErr("%v", err)
 			}
