@@ -297,6 +297,7 @@ type avRow struct {
 	DurationMS      *float64        `json:"duration_ms"`
 	StartTime       string          `json:"start_time"`
 	Scores          []avScore       `json:"scores"`
+	Assertions      []avAssertion   `json:"assertions"`
 	ExecutionStatus *string         `json:"execution_status"`
 	Error           string          `json:"error"`
 	FailureStage    string          `json:"failure_stage"`
@@ -323,16 +324,16 @@ type avRow struct {
 
 // avRowKeys are the row keys read into a result.
 var avRowKeys = keySet("timestamp", "test_id", "suite", "conversation_id", "score", "target", "target_used", "variant",
-	"token_usage", "cost_usd", "duration_ms", "start_time", "scores", "execution_status", "error", "failure_stage",
+	"token_usage", "cost_usd", "duration_ms", "start_time", "scores", "assertions", "execution_status", "error", "failure_stage",
 	"input", "output", "trace", "trials", "samples", "eval_run", "metadata", "tags", "cost_limited", "budget_exceeded",
 	"transcript_path", "answer_path", "output_path", "response_path", "input_path", "result_dir")
 
 // avIgnoredKeys are row keys left out on purpose: where AgentV keeps its
 // other files (the grading.json and timing.json they name repeat the row's
 // scores and numbers), ids and clock times of the run, and summaries that
-// agenteval computes again from what it reads (the top-level assertions
-// are the graders' assertions gathered; aggregation is the trials' score).
-var avIgnoredKeys = keySet("category", "experiment", "end_time", "requests", "assertions", "failure_reason_code",
+// agenteval computes again from what it reads (aggregation is the trials'
+// score).
+var avIgnoredKeys = keySet("category", "experiment", "end_time", "requests", "failure_reason_code",
 	"execution_error", "workspace_path", "artifact_dir", "grading_path", "timing_path", "task_dir", "eval_path",
 	"targets_path", "files_path", "graders_path", "projection_identity", "export_metadata", "aggregation",
 	"before_all_output", "before_each_output", "after_all_output", "after_each_output", "file_changes",
@@ -392,6 +393,20 @@ func (rd *Reader) decodeAgentV(ln int, top map[string]json.RawMessage) (*agentev
 		r.Error = "failed at AgentV's " + row.FailureStage + " stage"
 	}
 	r.Scores = rd.avScores(ln, row.Scores, r.ExecutionStatus == agenteval.StatusExecutionError)
+	if len(row.Scores) == 0 && len(row.Assertions) > 0 {
+		// The top-level assertions gather the graders'; a row with no
+		// graders' scores (older rows) has only them, and AgentV then
+		// shows them as the test's.
+		sc := agenteval.Score{Name: "assertions", Type: "assertions", Score: score, Verdict: r.Verdict, Weight: 1}
+		if sc.Verdict == agenteval.VerdictError {
+			sc.Verdict = agenteval.VerdictFail
+		}
+		for _, a := range row.Assertions {
+			sc.Assertions = append(sc.Assertions, agenteval.Assertion{Text: a.Text, Passed: a.Passed, Evidence: a.Evidence})
+		}
+		r.Scores = append(r.Scores, sc)
+		rd.notes.add(ln, "assertions-only", "the row has assertions but no graders' scores; they are shown as one score named assertions, with the test's score")
+	}
 	rd.avTrials(ln, r, &row)
 	rd.avUsage(ln, r, &row)
 	r.DurationMS = rd.avDuration(ln, &row)
@@ -574,7 +589,7 @@ func (rd *Reader) avTrials(ln int, r *agenteval.Result, row *avRow) {
 		r.Trials = append(r.Trials, tr)
 	}
 	r.PassAtK = agenteval.PassAtKFor(len(r.Trials), passed)
-	rd.notes.add(ln, "trial-usage", "with trials, AgentV records the tokens and time of one trial (the best), not of all; agenteval totals them over trials, so they read low here")
+	rd.notes.add(ln, "trial-usage", "with trials, AgentV records the tokens and time of one trial (the best), not of all; agenteval totals them over trials, so they read low here (the cost is the trials' total where each trial records its own)")
 }
 
 // avUsage sets the test's tokens and cost. agenteval's usage of a test is
@@ -595,15 +610,30 @@ func (rd *Reader) avUsage(ln int, r *agenteval.Result, row *avRow) {
 		}
 		in, out = in+gin, out+gout
 	}
-	if in+out == 0 && row.CostUSD == nil {
+	cost := row.CostUSD
+	if len(r.Trials) > 1 {
+		// The row's cost is one trial's; each trial records its own.
+		var sum float64
+		for _, t := range r.Trials {
+			if t.Usage == nil || t.Usage.CostUSD == nil {
+				sum = math.NaN()
+				break
+			}
+			sum += *t.Usage.CostUSD
+		}
+		if !math.IsNaN(sum) {
+			cost = &sum
+		}
+	}
+	if in+out == 0 && cost == nil {
 		return
 	}
 	u := &agenteval.Usage{InputTokens: int64(in), OutputTokens: int64(out)}
-	if row.CostUSD != nil {
+	if cost != nil {
 		if gin+gout > 0 {
-			rd.notes.add(ln, "grader-cost", "cost_usd ($%.4f) is the agent's alone: AgentV does not price its graders' calls, so the test's cost is unknown here", *row.CostUSD)
+			rd.notes.add(ln, "grader-cost", "cost_usd ($%.4f) is the agent's alone: AgentV does not price its graders' calls, so the test's cost is unknown here", *cost)
 		} else {
-			c := *row.CostUSD
+			c := *cost
 			u.CostUSD = &c
 		}
 	}

@@ -204,6 +204,13 @@ func TestAgentVRows(t *testing.T) {
 			notes: []string{"grader w has no verdict", "records no duration", "records no conversation"},
 		},
 		{
+			name:  "assertions without graders' scores",
+			row:   `{"timestamp":"t","test_id":"t","score":0.5,"target":"a","execution_status":"quality_failure","duration_ms":1,"output":"x","assertions":[{"text":"has x","passed":true},{"text":"has y","passed":false,"evidence":"no y"}]}`,
+			want:  "/t@a fail quality_failure score=0.5 ms=1",
+			lines: []string{"  score assertions (assertions) fail 0.5 w=1", "    false has y"},
+			notes: []string{"assertions but no graders' scores", "duration_ms is the agent's time alone"},
+		},
+		{
 			name:  "a key agenteval does not know",
 			row:   `{"timestamp":"t","test_id":"t","score":1,"target":"a","execution_status":"ok","shiny_new_field":1,"category":"c","projection_identity":{}}`,
 			want:  "/t@a pass ok score=1 ms=0",
