@@ -199,6 +199,7 @@ func (d *decoder) inspectSample(n *yaml.Node, index int) *agenteval.Test {
 	for _, c := range calls {
 		if call, ok := d.expectedCall(c, true); ok {
 			t.ExpectedToolCalls = append(t.ExpectedToolCalls, call)
+			d.exactValueDifferences(c)
 		}
 	}
 	if t.User != nil {
@@ -267,6 +268,53 @@ func (d *decoder) subgoalTurnDifferences(n *yaml.Node) {
 					"here a subgoal with a turn is judged once, on the conversation through that turn, so a milestone reached later is not counted. "+
 					"Write \"turn\": \"all\" (or leave it out) for agent_inspect's meaning")
 		}
+	}
+}
+
+// exactValueDifferences records each exact value of an expected call (an
+// expected parameter's or output's value): agent_inspect compares it with
+// the call's with Python's ==, where the text "348" and the number 348
+// differ; here an argument's value compares as text, and an output's as
+// text or as JSON, so a value of another type can be met.
+func (d *decoder) exactValueDifferences(call *yaml.Node) {
+	valueOf := func(n *yaml.Node) *yaml.Node {
+		rn := resolve(n)
+		if rn == nil || rn.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(rn.Content); i += 2 {
+			if v := resolve(rn.Content[i+1]); rn.Content[i].Value == "value" && v != nil && !isNull(v) {
+				return v
+			}
+		}
+		return nil
+	}
+	var values []*yaml.Node
+	rn := resolve(call)
+	if rn == nil || rn.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(rn.Content); i += 2 {
+		v := resolve(rn.Content[i+1])
+		switch rn.Content[i].Value {
+		case "expected_parameters":
+			if v != nil && v.Kind == yaml.SequenceNode {
+				for _, p := range v.Content {
+					if vn := valueOf(p); vn != nil {
+						values = append(values, vn)
+					}
+				}
+			}
+		case "expected_output":
+			if vn := valueOf(v); vn != nil {
+				values = append(values, vn)
+			}
+		}
+	}
+	for _, v := range values {
+		d.differFrom("agent_inspect", v, "exact-value",
+			"an expected value: agent_inspect compares it with Python's ==, so the text \"348\" does not meet the number 348; "+
+				"here an argument's value is compared as text and an output's as text or JSON, so it does. A call agent_inspect fails on a type alone passes here")
 	}
 }
 

@@ -176,6 +176,15 @@ func (d *decoder) datasetMetadata(n *yaml.Node, t *agenteval.Test, at map[string
 			toolsKey = f.key
 			at["expected_tool_calls"] = f.keyN
 			t.ExpectedToolCalls = d.datasetTools(f.value, f.key)
+			if len(t.ExpectedToolCalls) > 0 {
+				// agent_inspect's converter makes them expected calls
+				// without a turn (and reads only expected_tools), which
+				// ToolCorrectnessMetric never validates; its runner
+				// scores subgoals only.
+				d.differFrom("agent_inspect", f.keyN, "dataset-expected-tools",
+					"metadata.%s: agent_inspect does not score them: its converter makes expected calls without a turn, which its tool correctness never validates, and its runner scores subgoals only; "+
+						"here they are scored as expected_tool_calls, met in any turn, and count in the test's score. Remove them for agent_inspect's score", f.key)
+			}
 		default:
 			if near := suggest.Closest(f.key, metadataKeys); near != "" && near != f.key {
 				d.fail(f.keyN, "unknown key %q in metadata; did you mean %q?", f.key, near)

@@ -35,6 +35,18 @@ func TestInspectDifferences(t *testing.T) {
  {"id": "a", "input": [{"role": "user", "content": "Hi."}], "target": ["Hello."],
   "metadata": {"subgoals": [{"type": "check", "details": "It greets", "turn": "all"}]}}
 ]`, nil},
+		{"exact values of expected calls", "s.json", `[
+ {"id": 1, "conversation": [{"turn_id": 1, "message": "Book seat 12."}],
+  "expected_tool_calls": [
+    {"tool": "book", "expected_parameters": [{"name": "seat", "value": "12"}, {"name": "why", "value": null, "check": "a window seat"}], "turn": 0},
+    {"tool": "pay", "expected_parameters": [], "expected_output": {"value": {"ok": true}, "check": null}, "turn": 0},
+    {"tool": "mail", "expected_parameters": [{"name": "to", "check": "the user"}], "turn": 0}]}
+]`, []string{"exact-value@4:72(2)"}},
+		{"expected tools of the dataset schema", "d.json", `[
+ {"id": "a", "input": [{"role": "user", "content": "Hi."}], "target": ["Hello."],
+  "metadata": {"subgoals": [{"type": "check", "details": "It greets", "turn": "all"}],
+               "expected_tools": ["[{'tool_code': 'greet(name=Ann)'}]"]}}
+]`, []string{"dataset-expected-tools@4:16(1)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
