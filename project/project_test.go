@@ -3,6 +3,7 @@ package project
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -151,4 +152,44 @@ func TestRoot(t *testing.T) {
 	if r, err := Root(lone); err != nil || (r != wd && !strings.HasPrefix(lone, r)) {
 		t.Errorf("Root of a folder outside any project = %q, %v", r, err)
 	}
+}
+
+// TestSystemPrompt: system_prompt is the project's; "" says none is meant,
+// which is not the same as leaving it out.
+func TestSystemPrompt(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want *string
+	}{
+		{"system_prompt: |\n  Answer from the facts given.\n", ptr("Answer from the facts given.\n")},
+		{"system_prompt: ${PROMPT}\n", ptr("Be exact.")},
+		{"system_prompt: \"\"\n", ptr("")},
+		{"system_prompt:\n", ptr("")},
+		{"judge: openai:x\n", nil},
+	} {
+		p := filepath.Join(t.TempDir(), FileName)
+		write(t, p, tc.yaml)
+		env := func(n string) (string, bool) { return "Be exact.", n == "PROMPT" }
+		c, err := Load(p, suite.Options{Env: env})
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		if (c.SystemPrompt == nil) != (tc.want == nil) || c.SystemPrompt != nil && *c.SystemPrompt != *tc.want {
+			t.Errorf("%q: system prompt = %v, want %v", tc.yaml, show(c.SystemPrompt), show(tc.want))
+		}
+	}
+	p := filepath.Join(t.TempDir(), FileName)
+	write(t, p, "system_prompt: [a, b]\n")
+	if _, err := Load(p, suite.Options{}); err == nil || !strings.Contains(err.Error(), p+":1:16: system_prompt must be text") {
+		t.Errorf("a list: %v", err)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func show(s *string) string {
+	if s == nil {
+		return "unset"
+	}
+	return strconv.Quote(*s)
 }

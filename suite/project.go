@@ -19,7 +19,13 @@ type ProjectFile struct {
 	Tools     []ToolMock
 	Judge     *JudgeSpec
 	Simulator string
-	Defaults  ProjectDefaults
+	// SystemPrompt, when set, is the system message a model target sends
+	// when a test's conversation has none: AgentV's LLM targets send a
+	// short instruction of their own then, agenteval sends this. Set to
+	// "", it says no system prompt is meant. Nil leaves it unsaid: none
+	// is sent, and a run of an AgentV file says that this differs.
+	SystemPrompt *string
+	Defaults     ProjectDefaults
 	// Store is where runs are recorded: a postgres:// URL (a store the
 	// team shares), or a SQLite file's path, relative to the project
 	// file; "" means .agenteval/agenteval.db under the project's root.
@@ -42,7 +48,7 @@ type ProjectDefaults struct {
 	Trials int
 }
 
-var projectKeys = []string{"targets", "tools", "judge", "simulator", "defaults", "store"}
+var projectKeys = []string{"targets", "tools", "judge", "simulator", "system_prompt", "defaults", "store"}
 
 // ParseProject reads a project file. The error, when not nil, joins every
 // problem found, each a *agenteval.PosError. The environment is
@@ -69,6 +75,12 @@ func ParseProject(path string, data []byte, opt Options) (*ProjectFile, error) {
 				if !strings.Contains(p.Simulator, ":") {
 					d.fail(f.value, "simulator must be provider:model, such as openai:gpt-4o-mini")
 				}
+			case "system_prompt":
+				sp := ""
+				if rv := resolve(f.value); rv != nil && !isNull(rv) {
+					sp = d.str(rv, "system_prompt")
+				}
+				p.SystemPrompt = &sp
 			case "defaults":
 				d.projectDefaults(f.value, p)
 			case "store":

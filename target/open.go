@@ -17,6 +17,10 @@ type Options struct {
 	// Configure, when set, adjusts a model target's provider config (the
 	// CLI's timeouts, retries and prices).
 	Configure func(*provider.Config)
+	// SystemPrompt, when set and not blank, is what a model target sends
+	// as the system message of a conversation that has none (the project
+	// file's system_prompt), as AgentV's LLM targets send one of their own.
+	SystemPrompt *string
 }
 
 // Open builds the agent a target spec describes. Relative paths (commands,
@@ -53,6 +57,11 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 			return nil, err
 		}
 		a := &agent.ToolLoop{Model: m, MaxIterations: t.MaxSteps, Temperature: t.Temperature, MaxTokens: t.MaxTokens}
+		if sp := opt.SystemPrompt; sp != nil && strings.TrimSpace(*sp) != "" {
+			// The loop sends it first when the history does not open
+			// with a system message: AgentV's rule for its own.
+			a.System = *sp
+		}
 		if s != nil {
 			a.Tools = MockTools(s.Tools)
 		}
