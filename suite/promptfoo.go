@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/nunjucks"
 	"go.yaml.in/yaml/v4"
 )
 
 // AgentV v5 writes suites in promptfoo-style keys: providers (the systems
-// under test), prompts (templates filled from each test's vars; vars.input
-// is the input), tests[].vars, assert and default_test. They are read
+// under test), prompts (Nunjucks templates rendered with each test's vars;
+// vars.input is the input), tests[].vars, assert and default_test. They are read
 // into the same tests as the v4 keys: one internal model, two spellings
 // (validate --explain shows how each test was read).
 
@@ -135,20 +136,81 @@ func (d *decoder) promptFile(n *yaml.Node) (*yaml.Node, *decoder) {
 		}
 		return root, fd
 	}
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(b), Line: n.Line, Column: n.Column}, d
+	// A text file is the template itself: its own decoder places what is
+	// found in it at the file's line and column.
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(b), Line: 1, Column: 1}, d.sub(p)
 }
 
-// renderPrompt fills a prompt with a test's variables and reads it as the
-// test's input. A variable that is not set renders empty, as in
-// promptfoo, with a warning.
+// renderPrompt renders a prompt with a test's variables, as AgentV v5
+// renders it (a Nunjucks template, nunjucks.go), and reads it as the
+// test's input. A variable that is not set renders empty, as in AgentV,
+// with a warning.
 func (d *decoder) renderPrompt(p prompt, c *testCtx) agenteval.Conversation {
 	sub := *c.vars
-	sub.missing = func(n *yaml.Node, name string) (string, bool) {
-		p.d.warn(n, "the prompt uses {{ %s }}, which test %q does not set in vars; it is empty", name, c.id)
-		return "", true
+	notSet := func(at *yaml.Node, name string) {
+		p.d.warn(at, "the prompt uses {{ %s }}, which test %q does not set in vars; it is empty", name, c.id)
 	}
-	// Twice: a variable's value may itself use variables.
-	return p.d.messages(sub.apply(sub.apply(p.node)), "prompt")
+	rendered, ok := p.d.renderPromptNode(p.node, &sub, sub.templateContext(), notSet)
+	if !ok {
+		// The error is reported; an empty message keeps "no input" from
+		// being said about the same template.
+		return agenteval.Conversation{{Role: agenteval.RoleUser}}
+	}
+	// AgentV v5 renders the result once more: a variable's value may use
+	// other variables. agenteval fills in those that are set, and keeps
+	// the rest of a value's text as it is written (checkAsV5 says where
+	// that differs).
+	sub.promptResult, sub.testID = true, c.id
+	// The environment was read before the template rendered; what the
+	// variables bring in is their text, not references to read again.
+	ld := *p.d
+	ld.literal = true
+	return ld.messages(sub.apply(rendered), "prompt")
+}
+
+// renderPromptNode renders each string of a prompt (a text, or a chat
+// list's contents) as a template; a string that is one {{ variable }}
+// takes the variable's value, a list of messages say, as AgentV v5 has
+// it. ok is false when a template has an error, reported at its place.
+func (d *decoder) renderPromptNode(n *yaml.Node, sub *substitution, ctx *nunjucks.Object, notSet func(*yaml.Node, string)) (*yaml.Node, bool) {
+	n = resolve(n)
+	if n == nil {
+		return nil, true
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag != "!!str" && n.Tag != "" {
+			return n, true
+		}
+		c := *n
+		c.Value = d.interpolate(n, n.Value)
+		if !templateSyntax(c.Value) {
+			return &c, true
+		}
+		if m := wholeSimpleRef.FindStringSubmatch(c.Value); m != nil {
+			if v, ok := sub.wholeValue(m[1]); ok {
+				return valueNode(v, n), true
+			}
+		}
+		out, ok := d.renderTemplate(n, c.Value, ctx, notSet)
+		c.Value = out
+		return &c, ok
+	case yaml.MappingNode, yaml.SequenceNode:
+		c := *n
+		c.Content = make([]*yaml.Node, len(n.Content))
+		ok := true
+		for i, k := range n.Content {
+			if n.Kind == yaml.MappingNode && i%2 == 0 {
+				c.Content[i] = k
+				continue
+			}
+			var itemOK bool
+			c.Content[i], itemOK = d.renderPromptNode(k, sub, ctx, notSet)
+			ok = ok && itemOK
+		}
+		return &c, ok
+	}
+	return n, true
 }
 
 // evaluateOptions reads v5's evaluate_options: repeat (trials) and

@@ -11,11 +11,13 @@ import (
 // Test variables (AgentV's per-test vars): {{ name }} and {{ vars.name }},
 // with dotted paths ({{ user.name }}), are replaced when the file loads in
 // a test's input, input_files, criteria, expected_output and turns, and in
-// the suite's input and prompts. A string that is a single placeholder
-// takes the variable's value as it is (a list of messages, an object), so
-// that vars.input can hold a whole conversation. ${{ VAR }} is the
+// the suite's input, as AgentV v4.42.4 replaces them; the rest of the text
+// stays as written (AgentV v5 renders it with Nunjucks: checkAsV5 says
+// where that differs). A string that is a single placeholder takes the
+// variable's value as it is (a list of messages, an object), so that
+// vars.input can hold a whole conversation. ${{ VAR }} is the
 // environment's, read before; {{ env.VAR }} (AgentV v5) is the
-// environment's too.
+// environment's too. Prompts are Nunjucks templates (nunjucks.go).
 
 var (
 	templateRef      = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}`)
@@ -43,6 +45,11 @@ type substitution struct {
 	// orig maps each node apply filled in to the node as written, so
 	// that a command can be split before its values are put in.
 	orig map[*yaml.Node]*yaml.Node
+	// promptResult says apply fills in a prompt's rendered result, whose
+	// Nunjucks syntax (brought in by variables) AgentV v5 renders again;
+	// testID names the test for that difference.
+	promptResult bool
+	testID       string
 }
 
 // original is n as written, before this substitution filled it in; n
@@ -111,7 +118,7 @@ func (s *substitution) apply(n *yaml.Node) *yaml.Node {
 	}
 	switch n.Kind {
 	case yaml.ScalarNode:
-		if n.Tag != "!!str" && n.Tag != "" || !strings.Contains(n.Value, "{{") {
+		if n.Tag != "!!str" && n.Tag != "" || !templateSyntax(n.Value) {
 			return n
 		}
 		if m := wholeTemplateRef.FindStringSubmatch(n.Value); m != nil {
@@ -132,6 +139,11 @@ func (s *substitution) apply(n *yaml.Node) *yaml.Node {
 			}
 			return ref
 		})
+		if s.skip == nil && len(s.vars) > 0 && s.d != nil {
+			// AgentV v5 renders this text with Nunjucks (a test's own
+			// fields when it has vars); both after the environment.
+			s.checkAsV5(n, s.d.interpolate(n, n.Value), s.d.interpolate(n, c.Value))
+		}
 		return s.filled(&c, n)
 	case yaml.MappingNode, yaml.SequenceNode:
 		c := *n
