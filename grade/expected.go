@@ -19,14 +19,15 @@ var ExpectedToolCalls = define(Definition{Name: "expected_tool_calls",
 type ExpectedToolCallsOptions struct {
 	Calls ExpectedCalls `json:"calls" doc:"the calls the agent should make: {tool, args, output, turn}"`
 	// Semantics is agenteval.Semantics: whose pairing rules apply.
-	Semantics string `json:"semantics" enum:"agenteval,agent_inspect,agent_inspect_dataset" doc:"pairing rules: agenteval (default: each call made meets one expected call), agent_inspect (ToolCorrectnessMetric: each expected call on its own, only those with a turn), agent_inspect_dataset (the same, and a call without a turn may be met in any turn)"`
+	Semantics string `json:"semantics" enum:"agenteval,agent_inspect,agent_inspect_dataset" doc:"pairing rules: agenteval (default: each call made meets one expected call, or several identical ones), agent_inspect (ToolCorrectnessMetric: each expected call on its own, only those with a turn), agent_inspect_dataset (the same, and a call without a turn may be met in any turn)"`
 }
 
 // expectedToolCalls is agent_inspect's ToolCorrectness: an expected call is
 // matched by a call of the same tool whose every expected argument passes
 // (an exact value, compared as text, or an LLM check) and whose result
 // passes the expected output, if any. Order does not matter, each call made
-// matches at most one expected call, and a call scoped to a turn must be
+// matches at most one expected call (identical expected calls count as
+// one, as in agent_inspect), and a call scoped to a turn must be
 // made in that turn. The score is the fraction of expected calls matched.
 type expectedToolCalls struct {
 	tc        *toolCallsGrader
@@ -96,7 +97,7 @@ func (g *expectedToolCalls) grade(ctx context.Context, in *agenteval.GradeInput)
 		ok, _ := g.tc.match(g.calls[i], recs[j])
 		return ok
 	}
-	pair := func(ok func(i, j int) bool) []int { return bipartite(len(g.calls), len(recs), ok) }
+	pair := shareIdentical(g.calls, func(ok func(i, j int) bool) []int { return bipartite(len(g.calls), len(recs), ok) })
 	partner, checkFailed, usage, err := g.tc.pairChecked(ctx, in, g.calls, recs, fits, pair)
 	o := Outcome{Usage: usage}
 	if err != nil {

@@ -22,8 +22,9 @@ func gradeWith(t *testing.T, semantics string, calls []any, conv agenteval.Conve
 // expected call on its own (ToolCorrectnessMetric calls the validator once
 // per expectation, and the validator looks at every call of the turn), so
 // one update_reservation_flights call meets two identical expectations and
-// scores 1.0, as the paper's sample multiturnmessage_32 has them; under our
-// rules each call made meets one expectation, 0.5.
+// scores 1.0, as the paper's sample multiturnmessage_32 has them. Our rules
+// pair each call made with one expectation, but identical expectations
+// count as one: 1.0 as well.
 func TestOneCallMeetsIdenticalExpectations(t *testing.T) {
 	conv := agenteval.Conversation{
 		userSays("Move my flight."),
@@ -32,30 +33,30 @@ func TestOneCallMeetsIdenticalExpectations(t *testing.T) {
 		agentSays("Done."),
 	}
 	same := map[string]any{"tool": "update_reservation_flights"}
-	calls := []any{same, same}
+	// With a turn (agent_inspect's 0, our 1), every rule set looks at that
+	// turn only.
+	inTurn := map[string]any{"tool": "update_reservation_flights", "turn": 1}
+	other := map[string]any{"tool": "update_reservation_flights", "args": map[string]any{"cabin": "business"}}
 	for _, tt := range []struct {
-		semantics string
-		want      float64
+		name, semantics string
+		calls           []any
+		want            float64
 	}{
-		{"agent_inspect_dataset", 1},
-		{"agenteval", 0.5},
-		{"", 0.5},
+		{"agent_inspect dataset", "agent_inspect_dataset", []any{same, same}, 1},
+		{"agenteval", "agenteval", []any{same, same}, 1},
+		{"the default", "", []any{same, same}, 1},
+		{"agent_inspect, in turn", "agent_inspect", []any{inTurn, inTurn}, 1},
+		{"agenteval, in turn", "agenteval", []any{inTurn, inTurn}, 1},
+		// One met, one not: half, either way.
+		{"agent_inspect dataset, one other", "agent_inspect_dataset", []any{same, same, other, other}, 0.5},
+		{"agenteval, one other", "agenteval", []any{same, same, other, other}, 0.5},
 	} {
-		s, err := gradeWith(t, tt.semantics, calls, conv)
+		s, err := gradeWith(t, tt.semantics, tt.calls, conv)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if s.Score != tt.want {
-			t.Errorf("%q: score = %v, want %v (%s)", tt.semantics, s.Score, tt.want, s.Reason)
-		}
-	}
-	// With a turn (agent_inspect's 0, our 1), both rule sets look at that
-	// turn only.
-	inTurn := map[string]any{"tool": "update_reservation_flights", "turn": 1}
-	for semantics, want := range map[string]float64{"agent_inspect": 1, "agenteval": 0.5} {
-		s, err := gradeWith(t, semantics, []any{inTurn, inTurn}, conv)
-		if err != nil || s.Score != want {
-			t.Errorf("%s, in turn: score = %v (%v), want %v", semantics, s.Score, err, want)
+			t.Errorf("%s: score = %v, want %v (%s)", tt.name, s.Score, tt.want, s.Reason)
 		}
 	}
 }

@@ -37,6 +37,7 @@ var judgedCases = []struct {
 	{typ: "llm_grader", params: map[string]any{"prompt": "Rate {{ output }} against {{ expected_output }}.", "output": "score"}},
 	{typ: "subgoals", params: map[string]any{"subgoals": []any{`The assistant booked "8pm".`, `The assistant took a "deposit".`}}},
 	{typ: "user_fidelity"},
+	{typ: "matches_reference"},
 	{typ: "tool_calls", params: map[string]any{"args_match": "superset", "expected": []any{map[string]any{"tool": "book", "args": map[string]any{"time": map[string]any{"$check": `a time written like "20:00"`}}}}}},
 	{typ: "composite", params: map[string]any{"assertions": []any{
 		map[string]any{"type": "rubrics", "name": "polite", "criteria": []any{"The assistant is polite."}},

@@ -92,7 +92,11 @@ func NewPlan(t *agenteval.Test, opt PlanOptions) (*Plan, []error) {
 	switch {
 	case t.Mode != agenteval.ModeConversation:
 		if len(t.Assertions) == 0 && (t.ExpectedOutput != "" || criteria != "") {
-			b.p.Whole = b.holistic(t.Pos)
+			what := "expected_output"
+			if t.ExpectedOutput == "" {
+				what = "criteria"
+			}
+			b.p.Whole = b.holistic(what, t.Pos)
 		} else {
 			b.p.Whole = b.unit(t.Assertions, t.Pos, "")
 		}
@@ -101,7 +105,7 @@ func NewPlan(t *agenteval.Test, opt PlanOptions) (*Plan, []error) {
 		for _, tr := range t.Turns {
 			if len(tr.Assertions) == 0 && tr.ExpectedOutput != "" {
 				// The turn's judge also gets the test's criteria.
-				b.p.Turns = append(b.p.Turns, b.holistic(tr.Pos))
+				b.p.Turns = append(b.p.Turns, b.holistic("expected_output", tr.Pos))
 				turnsJudgeCriteria = true
 				continue
 			}
@@ -235,8 +239,9 @@ func (b *planner) extra(d *Definition, options any, weight *float64, pos agentev
 // criteria, with the unit's expected_output as a guide (llm_grader with
 // no prompt of its own). matches_reference is the strict pass/fail
 // comparison.
-func (b *planner) holistic(pos agenteval.Pos) Unit {
-	b.use("expected_output or criteria", pos)
+// what names the key that asked for it, for messages about the judge.
+func (b *planner) holistic(what string, pos agenteval.Pos) Unit {
+	b.use(what, pos)
 	var u Unit
 	if pl, ok := b.add(Spec{Type: LLMGrader.Name, Name: LLMGrader.Name, Options: LLMGraderOptions{}}, LLMGrader, pos); ok {
 		u.Graders = append(u.Graders, pl)

@@ -41,13 +41,13 @@ func TestNewPlan(t *testing.T) {
 		{
 			name:   "single exchange: expected_output alone is judged",
 			test:   agenteval.Test{Input: user, ExpectedOutput: "hello", Pos: pos(1)},
-			whole:  []string{"rubrics:rubrics"},
+			whole:  []string{"llm_grader:llm_grader"},
 			judged: []string{"expected_output@1"},
 		},
 		{
 			name:   "criteria is the fallback",
 			test:   agenteval.Test{Input: user, Criteria: "answers", Pos: pos(1)},
-			whole:  []string{"rubrics:rubrics"},
+			whole:  []string{"llm_grader:llm_grader"},
 			judged: []string{"criteria@1"},
 		},
 		{
@@ -62,7 +62,7 @@ func TestNewPlan(t *testing.T) {
 				Subgoals:          []agenteval.Subgoal{{Details: "books"}},
 				ExpectedToolCalls: []agenteval.ExpectedCall{{Tool: "book", Turn: 1, Pos: pos(14)}},
 			},
-			turns:  [][]string{{"rubrics:rubrics"}, {"no_x:not-contains"}, nil},
+			turns:  [][]string{{"llm_grader:llm_grader"}, {"no_x:not-contains"}, nil},
 			whole:  []string{"tool_calls:tool_calls"},
 			extras: []string{"subgoals:subgoals", "expected_tool_calls:expected_tool_calls"},
 			judged: []string{"expected_output@5", "a tool_calls assertion@11", "subgoals@1"},

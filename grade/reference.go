@@ -9,14 +9,14 @@ import (
 
 // MatchesReference is the strict comparison with a reference answer: one
 // pass/fail decision that the reply gives the same facts, recommendations
-// and decisions as expected_output, and a second that it meets the test's
-// criteria when it has any; the score is the share that pass. It was how
-// agenteval judged expected_output before it took AgentV's holistic
-// default (see holisticGrader), and it stays for suites that want
-// agreement in substance rather than a score with the reference as a
-// guide.
+// and decisions as expected_output. It was how agenteval judged
+// expected_output before it took AgentV's holistic default (an
+// llm_grader score with the reference as a guide), and it stays for
+// suites that want agreement in substance rather than a score. The test's
+// criteria are not part of it: add them as string assertions beside it,
+// which the same judge call decides.
 var MatchesReference = judged(Definition{Name: "matches_reference", Aliases: []string{"reference_match"},
-	Doc: "the judge decides, pass or fail, that the reply gives the same facts, recommendations and decisions as expected_output, and that it meets the test's criteria if any; score = share passed"}, newMatchesReference)
+	Doc: "the judge decides, pass or fail, that the reply gives the same facts, recommendations and decisions as expected_output (wording may differ)"}, newMatchesReference)
 
 // MatchesReferenceOptions configures matches_reference.
 type MatchesReferenceOptions struct {
@@ -27,8 +27,7 @@ type MatchesReferenceOptions struct {
 const referenceCriterion = "The reply agrees in substance with the reference answer: it gives the same facts, recommendations and decisions (wording may differ)."
 
 func newMatchesReference(o MatchesReferenceOptions, env Env) (Func, error) {
-	ref := Criterion{ID: "expected_output", Outcome: referenceCriterion}
-	alone, err := newRubrics(RubricsOptions{Criteria: Criteria{ref}, Samples: o.Samples}, env)
+	rubric, err := newRubrics(RubricsOptions{Criteria: Criteria{{ID: "expected_output", Outcome: referenceCriterion}}, Samples: o.Samples}, env)
 	if err != nil {
 		return nil, err
 	}
@@ -36,15 +35,6 @@ func newMatchesReference(o MatchesReferenceOptions, env Env) (Func, error) {
 		if in.Reference == "" {
 			return Outcome{}, errors.New("matches_reference needs a reference answer: give the test (or the turn) an expected_output")
 		}
-		if in.Criteria == "" {
-			return alone(ctx, in)
-		}
-		// The criteria are the test's, known only now: one judge call
-		// decides both.
-		both, err := newRubrics(RubricsOptions{Criteria: Criteria{ref, {ID: "criteria", Outcome: in.Criteria}}, Samples: o.Samples}, env)
-		if err != nil {
-			return Outcome{}, err
-		}
-		return both(ctx, in)
+		return rubric(ctx, in)
 	}, nil
 }
