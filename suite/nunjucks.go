@@ -42,9 +42,13 @@ var wholeSimpleRef = regexp.MustCompile(`^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.
 // {{ env.NAME }} in before it renders; a Lookup shows a template no more
 // than the names it asks for).
 func (s *substitution) templateContext() *nunjucks.Object {
+	names := s.order
+	if len(names) != len(s.vars) {
+		names = sortedKeys(s.vars) // a Go map has no order; sorted is stable
+	}
 	vars := nunjucks.NewObject()
-	for _, k := range sortedKeys(s.vars) {
-		vars.Set(k, s.vars[k])
+	for _, k := range names {
+		vars.Set(k, s.templateValue(k))
 	}
 	ctx := nunjucks.NewObject()
 	if s.d != nil {
@@ -54,11 +58,78 @@ func (s *substitution) templateContext() *nunjucks.Object {
 			return v, ok
 		}))
 	}
-	for _, k := range sortedKeys(s.vars) {
-		ctx.Set(k, s.vars[k])
+	for _, k := range names {
+		ctx.Set(k, s.templateValue(k))
 	}
 	ctx.Set("vars", vars)
 	return ctx
+}
+
+// templateValue is a variable as a template sees it: from its node when
+// the decoder gave it, so that its mappings keep their written order (as
+// a JavaScript object keeps the order YAML gave it), else its value.
+func (s *substitution) templateValue(name string) any {
+	if n, ok := s.nodes[name]; ok && s.d != nil {
+		return s.d.orderedValue(n)
+	}
+	return s.vars[name]
+}
+
+// orderedValue is d.value with mappings as *nunjucks.Object, in written
+// order.
+func (d *decoder) orderedValue(n *yaml.Node) any {
+	n = resolve(n)
+	if n == nil {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		sub := d.testVars(nil, []*yaml.Node{n})
+		o := nunjucks.NewObject()
+		for _, k := range sub.order {
+			o.Set(k, d.orderedValue(sub.nodes[k]))
+		}
+		return o
+	case yaml.SequenceNode:
+		out := make([]any, len(n.Content))
+		for i, it := range n.Content {
+			out[i] = d.orderedValue(it)
+		}
+		return out
+	}
+	return d.value(n)
+}
+
+// writtenVar is the node of a variable a whole {{ name }} names, with its
+// text read from the environment as its value was, so that what it
+// brings into a prompt keeps its place in the file; nil when the decoder
+// did not give the variables' nodes.
+func (s *substitution) writtenVar(path string) *yaml.Node {
+	n, ok := s.nodes[strings.TrimPrefix(path, "vars.")]
+	if !ok || s.d == nil {
+		return nil
+	}
+	var cp func(n *yaml.Node) *yaml.Node
+	cp = func(n *yaml.Node) *yaml.Node {
+		n = resolve(n)
+		if n == nil {
+			return nil
+		}
+		c := *n
+		switch n.Kind {
+		case yaml.ScalarNode:
+			if n.Tag == "!!str" || n.Tag == "" {
+				c.Value = s.d.interpolate(n, n.Value)
+			}
+		case yaml.MappingNode, yaml.SequenceNode:
+			c.Content = make([]*yaml.Node, len(n.Content))
+			for i, k := range n.Content {
+				c.Content[i] = cp(k)
+			}
+		}
+		return &c
+	}
+	return cp(n)
 }
 
 func sortedKeys(m map[string]any) []string {

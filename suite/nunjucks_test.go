@@ -8,6 +8,7 @@ import (
 
 	"github.com/agenteval/agenteval"
 	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v4"
 )
 
 // TestPromptTemplates: a prompts: template renders as AgentV v5 renders
@@ -196,5 +197,42 @@ tests:
 	d := s.Differences[0]
 	if d.Key != "nunjucks-test-text" || d.Line != 5 || d.Col != 12 || d.Count != 2 || !strings.Contains(d.Msg, `"Hi Ada, what is 42?"`) {
 		t.Errorf("difference = %v", d)
+	}
+}
+
+// TestWrittenVars: with the variables' nodes (testVars), a template sees
+// mappings in their written order, as AgentV's do, and what a whole
+// {{ variable }} brings into a prompt keeps its place in the file, where
+// a difference about it is said.
+func TestWrittenVars(t *testing.T) {
+	src := `
+prompt: "{{ input }}"
+other: "{{ order | dump }} {% for k, v in order %}{{ k }}{% endfor %}"
+vars:
+  order: {b: 1, a: 2}
+  input:
+    - role: user
+      content: "Hello {{ 7 * 7 }}"
+`
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		t.Fatal(err)
+	}
+	root := resolve(&doc)
+	field := func(k string) *yaml.Node { _, v := mapEntry(root, k); return v }
+	d := &decoder{file: "evals.yaml", problems: &problems{}, env: func(string) (string, bool) { return "", false }}
+	vars := d.value(field("vars")).(map[string]any)
+	c := &testCtx{vars: d.testVars(vars, []*yaml.Node{field("vars")}), id: "t"}
+
+	in := d.renderPrompt(prompt{node: field("prompt"), d: d}, c)
+	if len(in) != 1 || in[0].Content != "Hello {{ 7 * 7 }}" {
+		t.Errorf("input = %+v", in)
+	}
+	if len(d.diffs) != 1 || d.diffs[0].Line != 8 || d.diffs[0].Col != 16 || !strings.Contains(d.diffs[0].Msg, `"Hello 49"`) {
+		t.Errorf("differences = %v, want one at the variable's text, 8:16", d.diffs)
+	}
+	out := d.renderPrompt(prompt{node: field("other"), d: d}, c)
+	if len(out) != 1 || out[0].Content != `{"b":1,"a":2} ba` {
+		t.Errorf("ordered = %+v", out)
 	}
 }

@@ -189,6 +189,9 @@ func (d *decoder) renderPromptNode(n *yaml.Node, sub *substitution, ctx *nunjuck
 		}
 		if m := wholeSimpleRef.FindStringSubmatch(c.Value); m != nil {
 			if v, ok := sub.wholeValue(m[1]); ok {
+				if w := sub.writtenVar(m[1]); w != nil {
+					return w, true
+				}
 				return valueNode(v, n), true
 			}
 		}

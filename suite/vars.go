@@ -50,6 +50,47 @@ type substitution struct {
 	// testID names the test for that difference.
 	promptResult bool
 	testID       string
+	// nodes are the variables as written (testVars), when the decoder
+	// gives them: a template sees their mappings in the written order, and
+	// what a whole {{ variable }} brings in keeps its place in the file.
+	nodes map[string]*yaml.Node
+	order []string
+}
+
+// testVars is a test's substitution, for its variables read from the
+// vars mappings written (default_test's first; later ones win).
+func (d *decoder) testVars(vars map[string]any, written []*yaml.Node) *substitution {
+	s := &substitution{vars: vars, d: d, nodes: map[string]*yaml.Node{}}
+	var add func(n *yaml.Node)
+	add = func(n *yaml.Node) {
+		n = resolve(n)
+		if n == nil || n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 { // merged keys first: the mapping's own win
+			if k := n.Content[i]; k.Value == "<<" && k.Tag != "!!str" {
+				if m := resolve(n.Content[i+1]); m != nil && m.Kind == yaml.SequenceNode {
+					for _, it := range m.Content {
+						add(it)
+					}
+				} else {
+					add(m)
+				}
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Value != "<<" || k.Tag == "!!str" {
+				if _, seen := s.nodes[k.Value]; !seen {
+					s.order = append(s.order, k.Value)
+				}
+				s.nodes[k.Value] = n.Content[i+1]
+			}
+		}
+	}
+	for _, w := range written {
+		add(w)
+	}
+	return s
 }
 
 // original is n as written, before this substitution filled it in; n
