@@ -44,15 +44,32 @@ import (
 // agentvIndexName is the file AgentV writes a run's rows to.
 const agentvIndexName = "index.jsonl"
 
+// runSearchDepth is how many folders below the one given FindRunIndex
+// looks for a run: enough for .agentv/results/runs/EXPERIMENT/RUN/.internal
+// given the project's .agentv, not so many that a project's root is read
+// whole.
+const runSearchDepth = 6
+
 // agentvDefaultThreshold is the score at or above which AgentV counts a
 // test or grader as passed when nothing else is set (its DEFAULT_THRESHOLD).
 const agentvDefaultThreshold = 0.8
 
+// ErrNoRun marks a folder that holds no results file.
+var ErrNoRun = errors.New("no run here")
+
+// noRunError is FindRunIndex's error for a folder without a run, which is
+// ErrNoRun.
+type noRunError string
+
+func (e noRunError) Error() string        { return string(e) }
+func (e noRunError) Is(target error) bool { return target == ErrNoRun }
+
 // FindRunIndex returns the results file to read for path: path itself
 // when it is a file, or, for an AgentV run folder, its index.jsonl (v4:
 // DIR/index.jsonl; v5: DIR/.internal/index.jsonl; or the one run folder
-// below DIR that has one). A folder with none, or with several runs, is
-// an error that says what to give instead.
+// below DIR that has one, at most runSearchDepth folders down, as in
+// .agentv/results/runs/EXPERIMENT/RUN). A folder with none, or with
+// several runs, is an error that says what to give instead.
 func FindRunIndex(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil || !st.IsDir() {
@@ -64,14 +81,21 @@ func FindRunIndex(path string) (string, error) {
 		}
 	}
 	var found []string
+	base := strings.Count(filepath.Clean(path), string(filepath.Separator))
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // an unreadable folder holds no run we could read
 		}
-		if d.IsDir() || d.Name() != agentvIndexName {
+		if d.IsDir() {
+			if p != path && (d.Name() == "node_modules" || d.Name() == ".git") ||
+				strings.Count(filepath.Clean(p), string(filepath.Separator))-base >= runSearchDepth {
+				return filepath.SkipDir
+			}
 			return nil
 		}
-		found = append(found, p)
+		if d.Name() == agentvIndexName {
+			found = append(found, p)
+		}
 		return nil
 	})
 	if err != nil {
@@ -79,7 +103,7 @@ func FindRunIndex(path string) (string, error) {
 	}
 	switch len(found) {
 	case 0:
-		return "", fmt.Errorf("%s is a folder without a results file: give a results JSONL file, or an AgentV run folder (one that holds index.jsonl)", path)
+		return "", noRunError(path + " is a folder without a results file: give a results JSONL file, or an AgentV run folder (one that holds index.jsonl)")
 	case 1:
 		return found[0], nil
 	}

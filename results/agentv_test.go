@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -372,6 +373,8 @@ func TestFindRunIndex(t *testing.T) {
 	mk("two/a/index.jsonl")
 	mk("two/b/index.jsonl")
 	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
+	mk("deps/node_modules/pkg/index.jsonl")
+	mk("deep/1/2/3/4/5/6/index.jsonl")
 	plain := mk("r.jsonl")
 	for _, tc := range []struct{ in, want, err string }{
 		{in: filepath.Join(dir, "v4"), want: v4},
@@ -381,11 +384,16 @@ func TestFindRunIndex(t *testing.T) {
 		{in: filepath.Join(dir, "nothing.jsonl"), want: filepath.Join(dir, "nothing.jsonl")},
 		{in: filepath.Join(dir, "two"), err: "holds 2 AgentV runs"},
 		{in: filepath.Join(dir, "empty"), err: "is a folder without a results file"},
+		{in: filepath.Join(dir, "deps"), err: "is a folder without a results file"},
+		{in: filepath.Join(dir, "deep"), err: "is a folder without a results file"},
 	} {
 		got, err := FindRunIndex(tc.in)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("FindRunIndex(%s) = %q, %v; want error %q", tc.in, got, err, tc.err)
+			}
+			if strings.Contains(tc.err, "without") != errors.Is(err, ErrNoRun) {
+				t.Errorf("FindRunIndex(%s): %v is ErrNoRun: %v", tc.in, err, errors.Is(err, ErrNoRun))
 			}
 			continue
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -137,7 +138,12 @@ meaning is said on stderr first, with its line.`
 func resolveRun(ctx context.Context, e *env, h *history, ref string) (*source, error) {
 	p, err := results.FindRunIndex(ref)
 	if err != nil {
-		return nil, err
+		if looksLikePath(ref) || !errors.Is(err, results.ErrNoRun) {
+			return nil, err
+		}
+		// A folder that happens to be named like a run (last, a tag)
+		// and holds no run: the name is the store's.
+		p = ref
 	}
 	s, err := h.resolve(ctx, p)
 	if err != nil {
