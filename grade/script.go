@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -96,7 +97,22 @@ func newScript(cfg ScriptOptions, e Env) (Func, error) {
 		}
 	}
 	return func(ctx context.Context, in *agenteval.GradeInput) (Outcome, error) {
-		payload, err := json.Marshal(scriptPayload(in, cfg.Config))
+		p := scriptPayload(in, cfg.Config)
+		// A long reply goes in a file, named by output_path, as AgentV
+		// passes it.
+		if b, _ := json.Marshal(p.Output); p.Output != nil && len(b) > fileBackedOutput {
+			tmp, err := os.MkdirTemp("", "agenteval-grader-")
+			if err != nil {
+				return Outcome{}, fmt.Errorf("write the reply for script: %w", err)
+			}
+			defer os.RemoveAll(tmp)
+			path := filepath.Join(tmp, "output.json")
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				return Outcome{}, fmt.Errorf("write the reply for script: %w", err)
+			}
+			p.Output, p.OutputPath = nil, path
+		}
+		payload, err := json.Marshal(p)
 		if err != nil {
 			return Outcome{}, fmt.Errorf("encode script input: %w", err)
 		}
@@ -104,117 +120,63 @@ func newScript(cfg ScriptOptions, e Env) (Func, error) {
 	}, nil
 }
 
-// scriptInput is what a script reads on stdin: AgentV's code-grader wire
-// format (snake_case), and ours besides (transcript, vars,
-// reference_tool_calls).
+// fileBackedOutput is the size of JSON-encoded reply above which a script
+// reads it from output_path, as AgentV does (50,000 characters).
+const fileBackedOutput = 50_000
+
+// scriptInput is what a script reads on stdin: AgentV 4.42.4's code-grader
+// payload, field for field (agentvtrace.go derives trace), and ours
+// besides: transcript, vars, reference_tool_calls.
 type scriptInput struct {
-	Input              []wireMessage          `json:"input"`
-	InputFiles         []string               `json:"input_files"`
-	Criteria           string                 `json:"criteria"`
-	Output             string                 `json:"output"`
-	ExpectedOutput     []wireMessage          `json:"expected_output"`
-	Messages           []wireMessage          `json:"messages"`
-	Metadata           map[string]any         `json:"metadata"`
-	TraceSummary       traceSummary           `json:"trace_summary"`
-	TokenUsage         *tokenUsage            `json:"token_usage"`
-	CostUSD            *float64               `json:"cost_usd"`
-	DurationMS         *float64               `json:"duration_ms"`
-	Config             map[string]any         `json:"config"`
+	Criteria       string         `json:"criteria"`
+	ExpectedOutput []avMessage    `json:"expected_output"`
+	Output         *string        `json:"output"`
+	Messages       []avMessage    `json:"messages"`
+	OutputPath     string         `json:"output_path,omitempty"`
+	InputFiles     []string       `json:"input_files"`
+	Input          []avMessage    `json:"input"`
+	Metadata       any            `json:"metadata"`
+	Trace          *avTrace       `json:"trace"`
+	TraceSummary   *avSummary     `json:"trace_summary"`
+	TokenUsage     *avTokens      `json:"token_usage"`
+	CostUSD        *float64       `json:"cost_usd"`
+	DurationMS     *float64       `json:"duration_ms"`
+	StartTime      *string        `json:"start_time"`
+	EndTime        *string        `json:"end_time"`
+	FileChanges    *string        `json:"file_changes"`
+	WorkspacePath  *string        `json:"workspace_path"`
+	Config         map[string]any `json:"config"`
+	// Ours: the whole conversation as agenteval holds it, the test's
+	// vars, and its expected tool calls. Their keys are as written.
 	Transcript         agenteval.Conversation `json:"transcript"`
 	Vars               map[string]any         `json:"vars,omitempty"`
 	ReferenceToolCalls []agenteval.ToolCall   `json:"reference_tool_calls,omitempty"`
 }
 
-// wireMessage is a message as AgentV's graders read it: tool calls as
-// {tool, input, output, id, duration_ms}.
-type wireMessage struct {
-	Role       string     `json:"role"`
-	Content    any        `json:"content"`
-	ToolCalls  []wireCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-	Name       string     `json:"name,omitempty"`
-}
-
-type wireCall struct {
-	Tool       string         `json:"tool"`
-	Input      map[string]any `json:"input"`
-	Output     any            `json:"output,omitempty"`
-	ID         string         `json:"id,omitempty"`
-	DurationMS float64        `json:"duration_ms,omitempty"`
-}
-
-type traceSummary struct {
-	EventCount    int                  `json:"event_count"`
-	ToolCalls     map[string]int       `json:"tool_calls"`
-	ErrorCount    int                  `json:"error_count"`
-	LLMCallCount  int                  `json:"llm_call_count"`
-	ToolDurations map[string][]float64 `json:"tool_durations,omitempty"`
-}
-
-type tokenUsage struct {
-	Input  int64 `json:"input"`
-	Output int64 `json:"output"`
-}
-
-func wireMessages(c agenteval.Conversation) []wireMessage {
-	out := make([]wireMessage, 0, len(c))
-	recs := records(c)
-	k := 0
-	for _, m := range c {
-		w := wireMessage{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
-		for _, tc := range m.ToolCalls {
-			call := wireCall{Tool: tc.Name, Input: tc.Args, ID: tc.ID, DurationMS: tc.DurationMS}
-			if k < len(recs) && recs[k].result != nil {
-				call.Output = *recs[k].result
-			}
-			k++
-			w.ToolCalls = append(w.ToolCalls, call)
-		}
-		out = append(out, w)
-	}
-	return out
-}
-
 // scriptPayload builds a script's stdin from what is graded.
 func scriptPayload(in *agenteval.GradeInput, config map[string]any) scriptInput {
-	input, output := templateIO(in)
+	r := agentvRun(in)
+	out := r.candidate
 	p := scriptInput{
-		Input: wireMessages(input), InputFiles: []string{}, Criteria: in.Criteria, Output: output,
-		Messages: wireMessages(in.Output), Metadata: in.Metadata, Config: config,
+		Criteria: in.Criteria, ExpectedOutput: []avMessage{}, Output: &out, Messages: r.messages,
+		InputFiles: r.inputFiles, Input: r.input, Trace: r.trace, TraceSummary: r.summary,
+		TokenUsage: r.tokens, CostUSD: r.costUSD, DurationMS: r.durationMS, StartTime: r.startTime, EndTime: r.endTime,
 		Transcript: in.Transcript, Vars: in.Vars, ReferenceToolCalls: in.ReferenceToolCalls,
-		ExpectedOutput: []wireMessage{},
+	}
+	if len(in.Metadata) > 0 {
+		p.Metadata = snakeDeep(in.Metadata)
+	}
+	if config != nil {
+		p.Config = snakeDeep(config).(map[string]any)
 	}
 	if in.Reference != "" {
 		// Structured references travel as the object they were.
 		var content any = in.Reference
 		var v any
 		if t := strings.TrimSpace(in.Reference); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Unmarshal([]byte(t), &v) == nil {
-			content = v
+			content = snakeDeep(v)
 		}
-		p.ExpectedOutput = []wireMessage{{Role: "assistant", Content: content}}
-	}
-	sum := traceSummary{ToolCalls: map[string]int{}}
-	for _, m := range in.Output {
-		if m.Role == agenteval.RoleAssistant {
-			sum.LLMCallCount++
-		}
-		for _, tc := range m.ToolCalls {
-			sum.EventCount++
-			sum.ToolCalls[tc.Name]++
-			if tc.DurationMS > 0 {
-				if sum.ToolDurations == nil {
-					sum.ToolDurations = map[string][]float64{}
-				}
-				sum.ToolDurations[tc.Name] = append(sum.ToolDurations[tc.Name], tc.DurationMS)
-			}
-		}
-	}
-	p.TraceSummary = sum
-	if in.Stats != nil {
-		p.TokenUsage = &tokenUsage{Input: in.Stats.Usage.InputTokens, Output: in.Stats.Usage.OutputTokens}
-		p.CostUSD = in.Stats.Usage.CostUSD
-		ms := in.Stats.LatencyMS
-		p.DurationMS = &ms
+		p.ExpectedOutput = []avMessage{{Role: "assistant", Content: content}}
 	}
 	return p
 }

@@ -154,3 +154,25 @@ func TestPromptCommandKillsBackgroundChild(t *testing.T) {
 		}
 	}
 }
+
+// A reply longer than 50,000 characters of JSON reaches the script in a
+// file named by output_path, as in AgentV; output is null.
+func TestScriptLongReplyInAFile(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "grade.sh")
+	os.WriteFile(script, []byte(`#!/bin/sh
+p=$(cat)
+case $p in *'"output":null'*) ;; *) echo '{"score": 0}'; exit ;; esac
+f=$(printf '%s' "$p" | sed -n 's/.*"output_path":"\([^"]*\)".*/\1/p')
+echo "{\"score\": $(test "$(wc -c < "$f")" -eq 60002 && echo 1 || echo 0)}"
+`), 0o755)
+	g, err := New(Spec{Type: "script", Dir: dir, Options: map[string]any{"command": []any{script}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := agenteval.Conversation{{Role: agenteval.RoleUser, Content: "long"}, {Role: agenteval.RoleAssistant, Content: strings.Repeat("x", 60000)}}
+	sc, err := g.Grade(context.Background(), &agenteval.GradeInput{Transcript: conv, Output: conv[1:], Turn: 1})
+	if err != nil || sc.Score != 1 {
+		t.Errorf("score %+v, err %v", sc, err)
+	}
+}
