@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
@@ -136,16 +135,7 @@ meaning is said on stderr first, with its line.`
 // meaning. A file that does not read is left for the read that follows
 // to report.
 func resolveRun(ctx context.Context, e *env, h *history, ref string) (*source, error) {
-	p, err := results.FindRunIndex(ref)
-	if err != nil {
-		if looksLikePath(ref) || !errors.Is(err, results.ErrNoRun) {
-			return nil, err
-		}
-		// A folder that happens to be named like a run (last, a tag)
-		// and holds no run: the name is the store's.
-		p = ref
-	}
-	s, err := h.resolve(ctx, p)
+	s, err := h.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,8 @@ several machines share (the shards of a run, a team's CI and laptops).`
 
 // runRefHelp says what a RUN argument may be.
 const runRefHelp = `A RUN is a run id or a prefix of one, last (the newest run), last~N (N
-runs before it), a tag (agenteval tag), or a results JSONL file.`
+runs before it), a tag (agenteval tag), a results JSONL file, or an AgentV
+run folder or its index.jsonl.`
 
 // history is the project's store (see session.ChooseStore), opened when a command
 // first needs it.
@@ -125,6 +126,12 @@ func looksLikePath(ref string) bool {
 // resolve finds a RUN: an existing file is read as results, anything else
 // is looked up in the store.
 func (h *history) resolve(ctx context.Context, ref string) (*source, error) {
+	// An AgentV run folder stands for its index.jsonl.
+	if p, err := results.FindRunIndex(ref); err == nil {
+		ref = p
+	} else if looksLikePath(ref) || !errors.Is(err, results.ErrNoRun) {
+		return nil, err
+	}
 	if st, err := os.Stat(ref); err == nil && st.Mode().IsRegular() {
 		rd, closeFile, err := results.OpenResults(ref)
 		if err != nil {
