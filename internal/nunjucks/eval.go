@@ -412,7 +412,7 @@ func memberLookup(obj, key any) any {
 			return float64(jsLength(x))
 		}
 		if isArrayIndex(k) {
-			i := int(toNumber(k))
+			i := toInt(toNumber(k))
 			rs := []rune(x)
 			if i < len(rs) {
 				return string(rs[i])
@@ -427,7 +427,7 @@ func memberLookup(obj, key any) any {
 			return float64(len(x))
 		}
 		if isArrayIndex(k) {
-			i := int(toNumber(k))
+			i := toInt(toNumber(k))
 			if i < len(x) {
 				return x[i]
 			}

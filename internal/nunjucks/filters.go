@@ -178,7 +178,7 @@ func capitalize(s string) string {
 
 func filterBatch(r *renderer, at pos, v any, args []any, _ *Object) any {
 	l := r.list(at, "batch", v)
-	n := int(toNumber(arg(args, 0)))
+	n := toInt(toNumber(arg(args, 0)))
 	if n <= 0 {
 		r.fail(at, "batch needs a size of 1 or more")
 	}
@@ -205,7 +205,7 @@ func filterCenter(r *renderer, at pos, v any, args []any, _ *Object) any {
 	s := r.text(at, "center", normalize(v, ""))
 	width := 80
 	if w := arg(args, 0); truthy(w) {
-		width = int(toNumber(w))
+		width = toInt(toNumber(w))
 	}
 	n := jsLength(s)
 	if n >= width {
@@ -281,7 +281,7 @@ func filterDump(r *renderer, at pos, v any, args []any, _ *Object) any {
 	indent := ""
 	switch sp := arg(args, 0).(type) {
 	case float64:
-		indent = strings.Repeat(" ", int(math.Min(10, math.Max(0, math.Floor(sp)))))
+		indent = strings.Repeat(" ", min(10, max(0, toInt(math.Floor(sp)))))
 	case string:
 		if rs := []rune(sp); len(rs) > 10 {
 			indent = string(rs[:10])
@@ -327,7 +327,7 @@ func filterInt(r *renderer, at pos, v any, args []any, kw *Object) any {
 	}
 	b := 10
 	if base != undefinedValue {
-		b = int(toNumber(base))
+		b = toInt(toNumber(base))
 	}
 	f := parseIntJS(toString(v), b)
 	if math.IsNaN(f) {
@@ -343,7 +343,7 @@ func filterIndent(r *renderer, at pos, v any, args []any, _ *Object) any {
 	}
 	width := 4
 	if w := arg(args, 0); truthy(w) {
-		width = int(toNumber(w))
+		width = toInt(toNumber(w))
 	}
 	lines := strings.Split(s, "\n")
 	r.checkLen(at, len(s)+len(lines)*max(width, 0))
@@ -479,9 +479,9 @@ func (r *renderer) selectAttr(at pos, filter string, v any, args []any, want boo
 
 func filterReplace(r *renderer, at pos, v any, args []any, _ *Object) any {
 	old, repl := arg(args, 0), arg(args, 1)
-	maxCount := -1
+	maxCount := -1.0
 	if m := arg(args, 2); m != undefinedValue {
-		maxCount = int(toNumber(m))
+		maxCount = toNumber(m)
 	}
 	var olds string
 	switch o := old.(type) {
@@ -507,12 +507,13 @@ func filterReplace(r *renderer, at pos, v any, args []any, _ *Object) any {
 		r.checkLen(at, len(s)+(len(chars)+1)*len(news))
 		return news + strings.Join(chars, news) + news
 	}
-	if maxCount == 0 || !strings.Contains(s, olds) {
+	// Nunjucks replaces while count < maxCount, or always for -1.
+	if maxCount != -1 && !(maxCount > 0) || !strings.Contains(s, olds) {
 		return s
 	}
 	n := strings.Count(s, olds)
-	if maxCount > 0 {
-		n = min(n, maxCount)
+	if maxCount != -1 {
+		n = min(n, toInt(math.Ceil(maxCount)))
 	}
 	r.checkLen(at, len(s)+n*len(news))
 	return strings.Replace(s, olds, news, n)
@@ -564,7 +565,7 @@ func filterRound(r *renderer, at pos, v any, args []any, _ *Object) any {
 
 func filterSlice(r *renderer, at pos, v any, args []any, _ *Object) any {
 	l := r.list(at, "slice", v)
-	slices := int(toNumber(arg(args, 0)))
+	slices := toInt(toNumber(arg(args, 0)))
 	if slices <= 0 {
 		r.fail(at, "slice needs a count of 1 or more")
 	}
@@ -709,7 +710,7 @@ func filterTruncate(r *renderer, at pos, v any, args []any, _ *Object) any {
 	s := r.text(at, "truncate", normalize(v, ""))
 	length := 255
 	if l := arg(args, 0); truthy(l) {
-		length = int(toNumber(l))
+		length = toInt(toNumber(l))
 	}
 	rs := []rune(s)
 	if len(rs) <= length {
@@ -1037,4 +1038,18 @@ func arrayMethod(l []any, name string) *callable {
 func isNaNValue(v any) bool {
 	f, ok := v.(float64)
 	return ok && math.IsNaN(f)
+}
+
+// toInt is a number as an int, NaN as 0 and the infinities clamped, for
+// counts and widths.
+func toInt(f float64) int {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt32:
+		return math.MaxInt32
+	case f <= math.MinInt32:
+		return math.MinInt32
+	}
+	return int(f)
 }

@@ -133,3 +133,38 @@ func TestDefaultLimits(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRender: no template, however malformed, panics, runs past its
+// bounds or writes more than MaxOutput.
+func FuzzRender(f *testing.F) {
+	b, err := os.ReadFile("testdata/cases.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	var cases []struct {
+		Template string `json:"template"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		f.Fatal(err)
+	}
+	for _, c := range cases {
+		f.Add(c.Template)
+	}
+	vars := map[string]any{"s": "text", "n": 3, "items": []any{"a", 1.5, nil, map[string]any{"k": true}}, "obj": map[string]any{"a": []any{1}}}
+	f.Fuzz(func(t *testing.T, src string) {
+		tpl, err := Parse(src)
+		if err != nil {
+			if strings.Contains(err.Error(), "cannot read the template") {
+				t.Errorf("a panic in the parser: %v", err)
+			}
+			return
+		}
+		out, err := tpl.Render(vars, Options{MaxSteps: 20_000, MaxOutput: 1 << 16})
+		if err != nil && strings.Contains(err.Error(), "cannot render the template") {
+			t.Errorf("a panic in the renderer: %v", err)
+		}
+		if err == nil && len(out) > 1<<16 {
+			t.Errorf("output of %d bytes", len(out))
+		}
+	})
+}
