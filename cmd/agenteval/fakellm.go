@@ -40,10 +40,12 @@ which tools to call and what to say after their results:
     tool_calls: [{name: book_table, arguments: {party: 2, time: 7pm}}]
     reply: Booked a table for $1.
 
-With --judge-model NAME, a request for model NAME that asks for no
-structured output is answered as a judge that reads its verdict from
-plain text (AgentV's llm-grader does): JSON in the shape the prompt
-names, "score" 1, or every listed "checks" item satisfied (or scored 10).
+With --judge-model NAME, requests for model NAME are answered as a judge
+that passes everything: structured output with every number at its
+maximum (or 1), and a request that asks for no structured output
+(AgentV's llm-grader reads its verdict from plain text) with JSON in the
+shape its prompt names: "score" 1, or every listed "checks" item
+satisfied (or scored 10).
 
 With --log FILE it appends one JSON line per request to FILE: time, tag,
 path, client (User-Agent), model, messages (role and text), tool names,
@@ -91,7 +93,7 @@ user gets the same short text each turn. Point agenteval at it with:
 			s := fakellm.Serve(ln, opts)
 			s.Add(rules...)
 			if len(judgeModels) > 0 {
-				s.Add(&fakellm.Rule{Match: fakellm.IsTextJudge(judgeModels...), Reply: fakellm.Reply{Func: fakellm.TextVerdict}})
+				s.Add(&fakellm.Rule{Match: fakellm.IsModel(judgeModels...), Reply: fakellm.Reply{Func: fakellm.PassingVerdict}})
 			}
 			if structure {
 				s.Add(&fakellm.Rule{Match: func(r *fakellm.Request) bool { return r.SchemaName() != "" }, Reply: fakellm.StructureJudge(evidence...)})
@@ -115,7 +117,7 @@ user gets the same short text each turn. Point agenteval at it with:
 	cmd.Flags().StringVar(&script, "script", "", "play an agent from a YAML script: steps of {when: regexp on the last user message, tool_calls: [{name, arguments}], reply: text}")
 	cmd.Flags().StringVar(&logPath, "log", "", "append one JSON line per request (what was asked and answered) to this file")
 	cmd.Flags().StringVar(&tag, "tag", "", "with --log: the tag of requests that carry none (no X-Fakellm-Tag header, no /t/TAG/ path)")
-	cmd.Flags().StringArrayVar(&judgeModels, "judge-model", nil, "answer plain-text requests for this model as a judge, with the JSON verdict their prompt asks for (repeatable)")
+	cmd.Flags().StringArrayVar(&judgeModels, "judge-model", nil, "answer requests for this model as a judge that passes everything, plain-text ones with the JSON verdict their prompt asks for (repeatable)")
 	cmd.Flags().StringArrayVar(&evidence, "evidence", nil, "with --check-structure: text that must appear only inside a prompt's blocks (repeatable)")
 	return cmd
 }

@@ -638,7 +638,13 @@ func defaultContent(req *Request) string {
 // enum value, true for booleans, the maximum of a bounded number (else its
 // minimum, else 0), and "fake" for strings. It covers the
 // subset of JSON Schema that structured output uses.
-func Generate(schema map[string]any) any {
+func Generate(schema map[string]any) any { return generate(schema, false) }
+
+// GeneratePassing is Generate for a judge that passes everything: an
+// unbounded number is 1 (a score out of 1) rather than 0.
+func GeneratePassing(schema map[string]any) any { return generate(schema, true) }
+
+func generate(schema map[string]any, passing bool) any {
 	if c, ok := schema["const"]; ok {
 		return c
 	}
@@ -648,7 +654,7 @@ func Generate(schema map[string]any) any {
 	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
 		if alts, ok := schema[k].([]any); ok && len(alts) > 0 {
 			if m, ok := alts[0].(map[string]any); ok {
-				return Generate(m)
+				return generate(m, passing)
 			}
 		}
 	}
@@ -662,7 +668,7 @@ func Generate(schema map[string]any) any {
 		props, _ := schema["properties"].(map[string]any)
 		for k, v := range props {
 			if m, ok := v.(map[string]any); ok {
-				out[k] = Generate(m)
+				out[k] = generate(m, passing)
 			}
 		}
 		return out
@@ -674,7 +680,7 @@ func Generate(schema map[string]any) any {
 		items, _ := schema["items"].(map[string]any)
 		out := make([]any, n)
 		for i := range out {
-			out[i] = Generate(items)
+			out[i] = generate(items, passing)
 		}
 		return out
 	case "boolean":
@@ -684,6 +690,9 @@ func Generate(schema map[string]any) any {
 		// passes.
 		if mx, ok := schema["maximum"].(float64); ok {
 			return mx
+		}
+		if passing {
+			return 1
 		}
 		if mn, ok := schema["minimum"].(float64); ok {
 			return mn

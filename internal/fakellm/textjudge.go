@@ -64,6 +64,31 @@ func TextVerdict(req *Request) Reply {
 	return Reply{}
 }
 
+// PassingVerdict answers a judge request: a structured one with JSON from
+// its schema that passes (GeneratePassing), a plain-text one with
+// TextVerdict.
+func PassingVerdict(req *Request) Reply {
+	if rf := req.ResponseFormat; rf != nil {
+		if rf.Type == "json_schema" && rf.JSONSchema != nil {
+			return Reply{JSON: GeneratePassing(rf.JSONSchema.Schema)}
+		}
+		return Reply{}
+	}
+	return TextVerdict(req)
+}
+
+// IsModel matches requests for one of models.
+func IsModel(models ...string) func(*Request) bool {
+	return func(r *Request) bool {
+		for _, m := range models {
+			if r.Model == m {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // IsTextJudge matches a request for one of models that asks for no
 // structured output: a judge that reads its verdict from plain text.
 func IsTextJudge(models ...string) func(*Request) bool {

@@ -66,3 +66,23 @@ func mustJSON(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
 }
+
+// TestPassingVerdict: a structured judge request gets the passing answer
+// from its schema (an unbounded score is 1), a plain-text one TextVerdict's.
+func TestPassingVerdict(t *testing.T) {
+	tests := []struct{ name, body, want string }{
+		{"unbounded score", `{"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":{"type":"object","properties":{"score":{"type":"number","minimum":0}}}}}}`, `{"score":1}`},
+		{"bounded score", `{"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":{"type":"object","properties":{"score":{"type":"integer","minimum":0,"maximum":10}}}}}}`, `{"score":10}`},
+		{"plain text", `{"messages":[{"role":"system","content":"Reply {\"score\": 0-1}"}]}`, `{"assertions":[{"evidence":"The fake judge passes every check.","passed":true,"text":"fake check"}],"score":1}`},
+	}
+	for _, tt := range tests {
+		var req Request
+		if err := json.Unmarshal([]byte(tt.body), &req); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(PassingVerdict(&req).JSON)
+		if string(b) != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.name, b, tt.want)
+		}
+	}
+}
