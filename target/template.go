@@ -34,10 +34,9 @@ import (
 // {FILES} as an argument of its own gives one (or, with FilesFormat,
 // several) per file.
 //
-// The prompt is the conversation so far: the user's text on the first
-// turn of a single exchange, the whole transcript (as Human:/AI: lines)
-// on later turns, so that the command sees the history AgentV's CLI
-// targets do not get.
+// The prompt is AgentV's question on a first turn (promptOf), and the
+// whole transcript (as Human:/AI: lines) on later turns, so that the
+// command sees the history AgentV's CLI targets do not get.
 type TemplateAgent struct {
 	// Command is the command as written. When Argv is nil it is split
 	// into arguments as a shell would, and refused if it uses the shell's
@@ -177,23 +176,4 @@ func (a *TemplateAgent) Respond(ctx context.Context, req *agenteval.AgentRequest
 		return nil, fmt.Errorf("cli target %s wrote no reply to {OUTPUT_FILE}; stderr: %s", program, snippet(stderr.String()))
 	}
 	return decodeOutputFile(data)
-}
-
-// promptOf is the text a cli target gets: the user's messages of a first
-// turn, or the whole transcript once there is history.
-func promptOf(msgs agenteval.Conversation) string {
-	hasReply := false
-	var users []string
-	for _, m := range msgs {
-		switch m.Role {
-		case agenteval.RoleAssistant, agenteval.RoleTool:
-			hasReply = true
-		case agenteval.RoleUser:
-			users = append(users, m.Content)
-		}
-	}
-	if hasReply {
-		return msgs.Pretty()
-	}
-	return strings.Join(users, "\n\n")
 }
