@@ -155,7 +155,7 @@ tests:
 	if diff := cmp.Diff(want, s.Tests[0].Input); diff != "" {
 		t.Errorf("input (-want +got):\n%s", diff)
 	}
-	if len(s.Differences) != 1 || !strings.Contains(s.Differences[0].Msg, `Hello 49 !`) || s.Differences[0].Key != "nunjucks-prompt-result" || s.Differences[0].Line != 4 {
+	if len(s.Differences) != 1 || !strings.Contains(s.Differences[0].Msg, `Hello 49 !`) || s.Differences[0].Key != "nunjucks-prompt-result" || s.Differences[0].Line != 14 {
 		t.Errorf("differences = %v", s.Differences)
 	}
 }

@@ -74,10 +74,12 @@ func (d *decoder) test(n *yaml.Node, index int, sc *suiteCtx) *agenteval.Test {
 
 	// Variables first: they fill in the other fields.
 	vars := map[string]any{}
+	var varsNodes []*yaml.Node
 	for _, f := range fields {
 		if f.key != "vars" {
 			continue
 		}
+		varsNodes = append(varsNodes, f.value)
 		m, ok := d.value(f.value).(map[string]any)
 		if !ok && !isNull(f.value) {
 			d.fail(f.value, "vars must be a mapping of names to values")
@@ -89,7 +91,9 @@ func (d *decoder) test(n *yaml.Node, index int, sc *suiteCtx) *agenteval.Test {
 	if len(vars) > 0 {
 		t.Vars = vars
 	}
-	c := &testCtx{s: sc, vars: &substitution{vars: vars, d: d}, assertVars: &substitution{vars: vars, d: d, skip: graderVars}}
+	// The template sees the variables in the order written, as
+	// AgentV's does (dump, for k, v in ...).
+	c := &testCtx{s: sc, vars: d.testVars(vars, varsNodes), assertVars: &substitution{vars: vars, d: d, skip: graderVars}}
 
 	var caseExec *executionOpts
 	if f, ok := byKey["execution"]; ok {

@@ -18,7 +18,7 @@ var suiteKeys = []string{
 	"target", "assertions", "evaluators", "evaluator", "preprocessors", "workspace", "governance", "eval_cases", "evalcases",
 	// AgentV v5 (promptfoo-style).
 	"assert", "prompts", "providers", "default_test", "defaultTest", "evaluate_options", "timeout_seconds",
-	"environment", "env", "extensions", "scenarios",
+	"environment", "env", "extensions", "scenarios", "nunjucks_filters",
 }
 
 // What an eval file in AgentV's formats is read as (Suite.Schema).
@@ -230,6 +230,8 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 			d.warn(f.keyN, "timeout_seconds is not used by agenteval; targets have their own timeout (timeout:), and judge calls --timeout")
 		case "env":
 			d.warn(f.keyN, "env (provider environment overrides) is not used by agenteval; set the variables in the environment")
+		case "nunjucks_filters":
+			d.differ(f.keyN, "nunjucks_filters", "custom Nunjucks filters are JavaScript, which agenteval does not run; a template that uses one fails with \"unknown filter\"")
 		case "$schema", "category", "author", "license", "requires":
 			// Metadata for other tools.
 		}
