@@ -7,6 +7,9 @@
 // DIR is the script's work folder: files.txt (the eval files), list/ (each
 // file run whole by each tool), tests.tsv (the tests, from list), test/
 // (each test run alone by each tool) and requests.jsonl (fakellm's log).
+//
+// It may import internal/fakellm (for the request log's types) and the
+// standard library.
 package main
 
 import (
