@@ -59,7 +59,7 @@ func systemPromptDifferences(p *Plan) []string {
 			continue
 		}
 		for _, tr := range sp.runs {
-			if tr.err != nil || tr.spec.Model == "" || tr.spec.Unsupported != "" {
+			if tr.err != nil || tr.spec.Model == "" || tr.spec.Unsupported != "" || tr.spec.SystemPrompt != nil {
 				continue
 			}
 			without, n := 0, 0

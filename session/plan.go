@@ -115,6 +115,13 @@ func (s *Session) Plan() (*Plan, error) {
 	if err := s.check(p); err != nil {
 		return nil, err
 	}
+	// Said even under -q, as each file's differences are.
+	for _, n := range systemPromptDifferences(p) {
+		opt.logf("%s\n", n)
+	}
+	for _, n := range judgeNotes(p) {
+		opt.notef("%s\n", n)
+	}
 	if err := p.continueFrom(); err != nil {
 		return nil, err
 	}

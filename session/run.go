@@ -209,7 +209,11 @@ func (s *Session) options(st *suite.Suite, tr targetRun) (run.Options, error) {
 	agent := opt.Agent
 	if agent == nil {
 		var err error
-		agent, err = target.Open(tr.spec, st, target.Options{Configure: func(c *provider.Config) {
+		sp := tr.spec.SystemPrompt
+		if sp == nil {
+			sp = systemPromptFor(cfg)
+		}
+		agent, err = target.Open(tr.spec, st, target.Options{SystemPrompt: sp, Configure: func(c *provider.Config) {
 			// The agent's calls are priced and limited like the judge's,
 			// so cost budgets and totals see the price table too.
 			models.Configure(c)

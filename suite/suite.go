@@ -63,6 +63,10 @@ type TargetSpec struct {
 	MaxSteps    int
 	Temperature *float64
 	MaxTokens   int
+	// SystemPrompt, when set, is what a model target sends as the system
+	// message of a conversation that has none ("" sends none, on purpose);
+	// nil leaves it to the project file's system_prompt.
+	SystemPrompt *string
 	// BaseURL and APIKey, when set, override the provider's environment
 	// (an AgentV targets.yaml gives them per target).
 	BaseURL string

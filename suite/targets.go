@@ -6,7 +6,7 @@ import (
 	"go.yaml.in/yaml/v4"
 )
 
-var targetKeys = []string{"name", "model", "provider", "max_steps", "temperature", "max_tokens", "http", "url", "headers", "command", "env", "dir", "replay", "timeout"}
+var targetKeys = []string{"name", "model", "provider", "max_steps", "temperature", "max_tokens", "system_prompt", "http", "url", "headers", "command", "env", "dir", "replay", "timeout"}
 
 func (d *decoder) targets(n *yaml.Node) []TargetSpec {
 	n = resolve(n)
@@ -36,6 +36,9 @@ func (d *decoder) targets(n *yaml.Node) []TargetSpec {
 				}
 			case "max_tokens":
 				t.MaxTokens, _ = d.integer(f.value, "max_tokens")
+			case "system_prompt":
+				sp := d.str(f.value, "system_prompt")
+				t.SystemPrompt = &sp
 			case "http":
 				kinds++
 				t.HTTP = &HTTPTarget{}
@@ -102,6 +105,9 @@ func (d *decoder) targets(n *yaml.Node) []TargetSpec {
 		}
 		if t.HTTP != nil && t.HTTP.URL == "" {
 			d.fail(item, "target %q: http needs a url", t.Name)
+		}
+		if t.SystemPrompt != nil && t.Model == "" {
+			d.fail(item, "target %q: system_prompt is for model targets; an http, command or replay agent has its own", t.Name)
 		}
 		out = append(out, t)
 	}

@@ -324,6 +324,16 @@ func fakeLLMCmd(ts *testscript.TestScript, neg bool, args []string) {
 		if got := srv.Calls(); (got == want) == neg {
 			ts.Fatalf("fakellm got %d requests, want %d", got, want)
 		}
+	case "requests":
+		// Each request's messages, one JSON line per request.
+		if srv == nil {
+			ts.Fatalf("fakellm requests before fakellm start")
+		}
+		for _, r := range srv.Requests() {
+			b, err := json.Marshal(r.Messages)
+			ts.Check(err)
+			fmt.Fprintf(ts.Stdout(), "%s\n", b)
+		}
 	case "reset":
 		if srv == nil {
 			ts.Fatalf("fakellm reset before fakellm start")
