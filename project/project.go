@@ -117,7 +117,7 @@ func Apply(c *Config, s *suite.Suite) {
 			s.Tools = append(s.Tools, t)
 		}
 	}
-	if s.Judge == nil && c.Judge != nil {
+	if c.Judge != nil && (s.Judge == nil || s.Judge.FromAgentV) {
 		j := *c.Judge
 		s.Judge = &j
 	}

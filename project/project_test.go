@@ -193,3 +193,23 @@ func show(s *string) string {
 	}
 	return strconv.Quote(*s)
 }
+
+// A judge in agenteval.yaml wins over the one AgentV's configuration
+// chose, and not over a suite's own.
+func TestProjectJudgeOverAgentVs(t *testing.T) {
+	c := &Config{Judge: &suite.JudgeSpec{Model: "openai:ours"}}
+	for _, tc := range []struct {
+		judge *suite.JudgeSpec
+		want  string
+	}{
+		{nil, "openai:ours"},
+		{&suite.JudgeSpec{Model: "openai:agentv", FromAgentV: true}, "openai:ours"},
+		{&suite.JudgeSpec{Model: "openai:suite"}, "openai:suite"},
+	} {
+		s := &suite.Suite{Judge: tc.judge}
+		Apply(c, s)
+		if s.Judge.Model != tc.want {
+			t.Errorf("judge %+v: got %s, want %s", tc.judge, s.Judge.Model, tc.want)
+		}
+	}
+}

@@ -119,7 +119,7 @@ func judgeNotes(p *Plan) []string {
 	seen := map[agenteval.Pos]bool{}
 	for _, sp := range p.Suites {
 		j := sp.Suite.Judge
-		if j == nil || j.Pos.File == "" || j.Pos.File == sp.Suite.File || seen[j.Pos] {
+		if j == nil || !j.FromAgentV || j.Pos.File == "" || j.Pos.File == sp.Suite.File || seen[j.Pos] {
 			continue
 		}
 		seen[j.Pos] = true

@@ -269,7 +269,7 @@ func (d *decoder) agentvJudge(s *Suite, cfg agentvConfig, cat *targetCatalog, gr
 		src.d.differ(src.graderN, "grader", "%s %s does not grade here: %s; agenteval's judge is a model, so pass --judge provider:model", what, src.grader, why)
 		return
 	}
-	s.Judge = &JudgeSpec{Model: spec.Model, Pos: src.d.pos(src.graderN)}
+	s.Judge = &JudgeSpec{Model: spec.Model, Pos: src.d.pos(src.graderN), FromAgentV: true}
 	if spec.BaseURL != "" || spec.APIKey != "" {
 		src.d.differ(src.graderN, "grader_endpoint", "the judge is %s (%s %s), but not at its base_url or with its api_key: agenteval's judge uses the provider's own settings (for openai, OPENAI_BASE_URL and OPENAI_API_KEY); set those to the grader's, or pass --judge", spec.Model, what, src.grader)
 	}

@@ -114,6 +114,10 @@ type JudgeSpec struct {
 	Model   string
 	Samples int
 	Pos     agenteval.Pos
+	// FromAgentV says AgentV's configuration chose it (grader_target,
+	// defaults.grader): a judge in agenteval.yaml, agenteval's own
+	// project file, wins over it.
+	FromAgentV bool
 }
 
 // ToolMock is a function the model target may call, answered with a mock
