@@ -70,6 +70,7 @@ var rules = map[string]rule{
 	"internal/strictjson":       {},
 	"internal/suggest":          {},
 	"internal/words":            {},
+	"internal/nunjucks":         {},
 	"internal/tools/gensamples": {},
 	// The one decoder of chat messages that dataset, trace and suite share.
 	"internal/messages": {may: []string{".", "internal/jsonpos", "internal/strictjson"}},
@@ -130,6 +131,8 @@ var rules = map[string]rule{
 	},
 	"evaltest":      {may: []string{".", "grade", "judge", "report", "results", "session"}},
 	"cmd/agenteval": {may: []string{"all"}, ext: []string{"..."}},
+	// The on-demand comparison with AgentV (scripts/agentv-diff/run.sh).
+	"scripts/agentv-diff": {may: []string{"internal/fakellm"}},
 
 	// Examples show the public API, as a user's program would use it.
 	"examples/inspect/agent":    {may: []string{"public"}},

@@ -293,6 +293,11 @@ func (s *session) call(k int) (agenteval.Conversation, float64, error) {
 	resp, err := s.r.opt.Agent.Respond(s.ctx, &agenteval.AgentRequest{ConversationID: s.id, TestID: s.test.ID, Trial: s.trial, Turn: k,
 		Messages: append(agenteval.Conversation(nil), exchangeWindow(s.history, s.test.WindowSize)...)})
 	ms := float64(time.Since(t0).Microseconds()) / 1000
+	if resp != nil && resp.DurationMS != nil {
+		// The time the agent reports (a cli target's duration_ms), as
+		// AgentV takes it.
+		ms = *resp.DurationMS
+	}
 	s.ms += ms
 	// A model target whose credentials are rejected, or whose server is
 	// not there, would fail every test the same way: stop the run.
@@ -336,6 +341,8 @@ func (r *suiteRunner) input(t *agenteval.Test, transcript, output agenteval.Conv
 		Reference:          reference,
 		ReferenceToolCalls: refCalls,
 		Criteria:           t.Criteria,
+		TestID:             t.ID,
+		Target:             r.opt.Target,
 		Metadata:           t.Metadata,
 		Vars:               t.Vars,
 		Stats:              &agenteval.Stats{LatencyMS: latencyMS, Usage: usage, Turns: turns},

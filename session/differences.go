@@ -19,7 +19,38 @@ import (
 // target runs an AgentV file's tests without the system prompt AgentV
 // would send, and which judge AgentV's configuration chose.
 func runNotes(p *Plan) []string {
-	return append(systemPromptDifferences(p), judgeNotes(p)...)
+	return append(append(systemPromptDifferences(p), cliConversationDifferences(p)...), judgeNotes(p)...)
+}
+
+// cliConversationDifferences says, once per AgentV cli target, that its
+// command gets the conversation so far on each turn of a conversation
+// test, where AgentV gives it only the turn's user text (and {EVAL_ID} as
+// ID/turn-N), so a command that keeps no history of its own sees none.
+func cliConversationDifferences(p *Plan) []string {
+	if p.s.opt.Agent != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, sp := range p.Suites {
+		for _, tr := range sp.runs {
+			if tr.err != nil || tr.spec.Template == "" && len(tr.spec.TemplateArgv) == 0 || seen[tr.spec.Name] {
+				continue
+			}
+			n := 0
+			for _, t := range sp.Tests {
+				if t.Mode == agenteval.ModeConversation && t.Skip == "" && tr.selects(t) {
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			seen[tr.spec.Name] = true
+			out = append(out, located(tr.spec.Pos, fmt.Sprintf("differs from AgentV: cli target %s gets the conversation so far as {PROMPT} on each turn of %s (and the test's id as {EVAL_ID}); AgentV gives its command only the turn's user text, with {EVAL_ID} ID/turn-N, so there it sees no history", tr.spec.Name, words.Counted(n, "conversation test"))))
+		}
+	}
+	return out
 }
 
 // agentvSchemas are the Suite.Schema values of files AgentV also reads:
@@ -90,7 +121,7 @@ func systemPromptDifferences(p *Plan) []string {
 	for _, name := range order {
 		c := byTarget[name]
 		msg := fmt.Sprintf("differs from AgentV: AgentV's LLM targets send a brief built-in system message to a test that has none; target %s sends none to %d of %s (%s). "+
-			"To send one, set system_prompt: in agenteval.yaml (system_prompt: \"\" says none is meant)",
+			"To send one, set system_prompt: on the target or in agenteval.yaml (system_prompt: \"\" says none is meant)",
 			name, c.without, words.Counted(c.n, "test"), strings.Join(c.files, ", "))
 		out = append(out, located(c.pos, msg))
 	}

@@ -35,9 +35,9 @@ tests:
 		want    []string
 	}{
 		{"no system prompt", "", Options{},
-			[]string{"e.yaml:2:5: differs from AgentV: AgentV's LLM targets send a brief built-in system message to a test that has none; target m sends none to 1 of 2 tests (e.yaml). To send one, set system_prompt: in agenteval.yaml (system_prompt: \"\" says none is meant)"}},
+			[]string{"e.yaml:2:5: differs from AgentV: AgentV's LLM targets send a brief built-in system message to a test that has none; target m sends none to 1 of 2 tests (e.yaml). To send one, set system_prompt: on the target or in agenteval.yaml (system_prompt: \"\" says none is meant)"}},
 		{"a model named on the command line", "", Options{Targets: []string{"openai:other"}},
-			[]string{"agenteval: differs from AgentV: AgentV's LLM targets send a brief built-in system message to a test that has none; target openai:other sends none to 1 of 2 tests (e.yaml). To send one, set system_prompt: in agenteval.yaml (system_prompt: \"\" says none is meant)"}},
+			[]string{"agenteval: differs from AgentV: AgentV's LLM targets send a brief built-in system message to a test that has none; target openai:other sends none to 1 of 2 tests (e.yaml). To send one, set system_prompt: on the target or in agenteval.yaml (system_prompt: \"\" says none is meant)"}},
 		{"the project sends one", "system_prompt: Answer from the facts given.\n", Options{}, nil},
 		{"the project says none", "system_prompt: \"\"\n", Options{}, nil},
 	} {
@@ -94,5 +94,35 @@ func TestJudgeNote(t *testing.T) {
 	}
 	if notes := runNotes(p); len(notes) != 0 {
 		t.Errorf("with --judge: %v", notes)
+	}
+}
+
+// A cli target in a conversation test gets the history here, and only the
+// turn's text in AgentV: the run says so once per target.
+func TestCLIConversationNote(t *testing.T) {
+	dir := write(t, map[string]string{
+		".agentv/targets.yaml": "targets:\n  - name: default\n    provider: cli\n    command: [agent, \"{PROMPT}\"]\n",
+		"e.yaml": `tests:
+  - id: a
+    mode: conversation
+    turns:
+      - input: hi
+        assertions: [{type: contains, value: x}]
+  - id: b
+    input: hi
+    assertions: [{type: contains, value: x}]
+`,
+	})
+	s, err := Load(Options{}, filepath.Join(dir, "e.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cliConversationDifferences(p)
+	if len(got) != 1 || !strings.Contains(got[0], "differs from AgentV: cli target default gets the conversation so far as {PROMPT} on each turn of 1 conversation test") {
+		t.Errorf("notes = %q", got)
 	}
 }

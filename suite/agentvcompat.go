@@ -15,9 +15,3 @@ import "go.yaml.in/yaml/v4"
 func (d *decoder) codeGraderDifferences(n *yaml.Node) {
 	d.differ(n, "code-grader-payload", "a code grader's stdin is AgentV's but for what agenteval keeps in another form: input gives each message's text, where AgentV gives the content blocks as the eval file wrote them (input_files lists the attached files in both); expected_output holds the reference answer alone, not every expected message; trace.metadata does not name the provider; and for a model target, trace.start_time and end_time are empty, where AgentV gives the model call's times")
 }
-
-// cliConversationDifference records, at a conversation (turns:) run by a
-// cli target, what its command gets on each turn.
-func (d *decoder) cliConversationDifference(n *yaml.Node) {
-	d.differ(n, "cli-conversation", "a cli target in a conversation gets the conversation so far as {PROMPT} (on the first turn the input with the turn's message, after it Human:/AI: lines) and the test's id as {EVAL_ID}; AgentV gives it only the turn's user text, with {EVAL_ID} ID/turn-N, so its command sees no history")
-}

@@ -261,6 +261,7 @@ func (d *decoder) translate(a *agenteval.AssertionSpec, typ string, p, config ma
 	}
 	switch a.Type {
 	case "script":
+		d.codeGraderDifferences(keys["type"])
 		move("script", "command")
 		if cfg, ok := p["config"].(map[string]any); ok {
 			for k, v := range cfg {
