@@ -73,3 +73,18 @@ tests:
 		})
 	}
 }
+
+// With no judge, the error says what AgentV would grade with.
+func TestNoJudgeSaysAgentVsRule(t *testing.T) {
+	_, err := Parse("t.yaml", []byte(`targets:
+  - name: m
+    model: openai:small
+tests:
+  - id: a
+    input: hi
+    assertions: [Greets the user]
+`), Options{})
+	if err == nil || !strings.Contains(err.Error(), "AgentV would let target m grade its own replies when it names no grader_target; to do the same, pass --judge openai:small") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -56,7 +56,7 @@ func (d *decoder) validate(s *Suite, opt Options) {
 					d.warns = append(d.warns, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades; run will need --judge provider:model (or judge: in the file, or AGENTEVAL_JUDGE)", t.ID, use.What)))
 				}
 			} else {
-				d.errs = append(d.errs, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades, and no judge is configured; add judge: openai:gpt-4o-mini (or another provider:model) to the file, pass --judge, or set AGENTEVAL_JUDGE", t.ID, use.What)))
+				d.errs = append(d.errs, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades, and no judge is configured; add judge: openai:gpt-4o-mini (or another provider:model) to the file, pass --judge, or set AGENTEVAL_JUDGE%s", t.ID, use.What, selfJudgeHint(s))))
 			}
 		}
 		if t.User != nil && t.User.Model == "" && !haveJudge && !opt.SimulatorAvailable {
@@ -215,4 +215,20 @@ func runsProgram(defs []*grade.Definition, typ string, params map[string]any) bo
 		}
 	}
 	return false
+}
+
+// selfJudgeHint says, for a suite whose default target is a model, that
+// AgentV would let that model grade its own replies: agenteval does not
+// pick a judge for the user, least of all one that grades itself.
+func selfJudgeHint(s *Suite) string {
+	name := s.DefaultTarget
+	if name == "" && len(s.Targets) > 0 {
+		name = s.Targets[0].Name
+	}
+	for _, t := range s.Targets {
+		if t.Name == name && t.Model != "" && t.Unsupported == "" {
+			return fmt.Sprintf(" (AgentV would let target %s grade its own replies when it names no grader_target; to do the same, pass --judge %s)", t.Name, t.Model)
+		}
+	}
+	return ""
 }
