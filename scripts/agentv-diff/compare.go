@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -203,7 +205,13 @@ func compareTest(t Test, in runOf) TestComparison {
 		skipped = "agenteval"
 	}
 	compareAgent(&tc, avAgent, aeAgent, skipped)
-	compareJudge(&tc, avJudge, aeJudge, in.source, skipped)
+	// The agent's replies are the fake's text, material as much as the
+	// examples' files are.
+	source := in.source
+	for _, r := range append(avAgent, aeAgent...) {
+		source += normalize(r.Reply.Content) + "\n"
+	}
+	compareJudge(&tc, avJudge, aeJudge, source, skipped)
 	tc.ScoreAgree, tc.AgentAgree, tc.JudgeAgree = true, true, true
 	for _, d := range tc.Diffs {
 		switch d.Aspect {
@@ -360,7 +368,7 @@ func firstAssertion(g GraderResult) string {
 var (
 	// scriptError is agenteval's error for a grader whose program cannot
 	// run, led by the grader's name.
-	scriptError = regexp.MustCompile(`^[^\s:]+: (script \S+ cannot run: .*)$`)
+	scriptError = regexp.MustCompile(`^[^\s:]+: (script \S+ .*)$`)
 	numbers     = regexp.MustCompile(`\d+(\.\d+)?`)
 	absPaths    = regexp.MustCompile(`(^|[\s'"(])/[^\s'":,)]+`)
 	quotedID    = regexp.MustCompile(`"[^"]{1,80}"|'[^']{1,80}'`)
@@ -467,6 +475,12 @@ func messageCauses(av, ae fakellm.LogEntry) []cause {
 			if a.Content != b.Content {
 				c := cause{fmt.Sprintf("a %s message's text differs", a.Role), fmt.Sprintf("message %d: %s", i+1, firstDifference(a.Content, b.Content))}
 				switch {
+				case sameJSON(a.Content, b.Content):
+					c.cause = fmt.Sprintf("a %s message's JSON has its keys in another order", a.Role)
+				case fileOnlyIn(a.Content, b.Content):
+					c.cause = fmt.Sprintf("a %s message has a file part only agenteval sends", a.Role)
+				case fileOnlyIn(b.Content, a.Content):
+					c.cause = fmt.Sprintf("a %s message has a file part only AgentV sends", a.Role)
 				case strings.TrimSpace(a.Content) == strings.TrimSpace(b.Content):
 					c.cause = fmt.Sprintf("a %s message's text differs in leading or trailing white space", a.Role)
 				case strings.Join(strings.Fields(a.Content), " ") == strings.Join(strings.Fields(b.Content), " "):
@@ -563,4 +577,21 @@ func snippet(s string, n int) string {
 		s = string(r[:n]) + "…"
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// fileOnlyIn says whether long is short and then a file part (a <file
+// path=...> block) more.
+func fileOnlyIn(short, long string) bool {
+	rest, ok := strings.CutPrefix(long, strings.TrimRight(short, " \n"))
+	return ok && strings.HasPrefix(strings.TrimLeft(rest, " \n"), "<file path=")
+}
+
+// sameJSON says whether two texts are the same JSON value written
+// differently (keys in another order, other spacing).
+func sameJSON(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }

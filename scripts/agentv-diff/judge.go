@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agenteval/agenteval/internal/fakellm"
@@ -192,6 +193,12 @@ func compareJudge(tc *TestComparison, av, ae []fakellm.LogEntry, source string, 
 		seen := map[string]bool{}
 		for _, p := range pieces {
 			missing, total := missingLines(p, other)
+			if len(missing) < total {
+				// The piece is material that reached the other judge;
+				// lines of it in neither the other's prompt nor the
+				// examples are its tool's own wording around it.
+				missing = slices.DeleteFunc(missing, func(l string) bool { return !anyIn([]string{l}, source) })
+			}
 			if len(missing) == 0 {
 				continue
 			}
@@ -201,7 +208,14 @@ func compareJudge(tc *TestComparison, av, ae []fakellm.LogEntry, source string, 
 			}
 			c := fmt.Sprintf("%s's judge sees %s the %s, %s's does not", from, how, p.name, to)
 			if source != "" && !anyIn(missing, source) {
-				c += " (text of its own, not in the examples' files)"
+				// Not the test's material as it stands: material with the
+				// tool's words added, or the tool's own text, told apart by
+				// its first words.
+				if n := normalizeLine(missing[0]); len(n) >= 30 && strings.Contains(source, n[:30]) {
+					c = fmt.Sprintf("%s's judge sees the %s with words of its own added", from, p.name)
+				} else {
+					c = fmt.Sprintf("%s's judge sees text of its own in the %s: %s", from, p.name, quote(firstWords(missing[0], 6)))
+				}
 			}
 			if seen[c] {
 				continue
@@ -222,4 +236,13 @@ func anyIn(lines []string, text string) bool {
 		}
 	}
 	return false
+}
+
+// firstWords is the first n words of s.
+func firstWords(s string, n int) string {
+	w := strings.Fields(s)
+	if len(w) > n {
+		w = append(w[:n], "…")
+	}
+	return strings.Join(w, " ")
 }

@@ -85,9 +85,14 @@ func readLines[T any](path string, keep func(*T) bool) ([]T, error) {
 
 func hasTestID(r *Result) bool { return r.TestID != "" }
 
-// agentvResults reads the results of an AgentV run: OUT/index.jsonl.
+// agentvResults reads the results of an AgentV run: OUT/index.jsonl, or
+// OUT/.internal/index.jsonl where AgentV 5 writes it.
 func agentvResults(out string) ([]Result, error) {
-	return readLines(filepath.Join(out, "index.jsonl"), hasTestID)
+	rs, err := readLines(filepath.Join(out, "index.jsonl"), hasTestID)
+	if err != nil || rs != nil {
+		return rs, err
+	}
+	return readLines(filepath.Join(out, ".internal", "index.jsonl"), hasTestID)
 }
 
 // agentevalResults reads the results of an agenteval run.

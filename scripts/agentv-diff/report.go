@@ -149,6 +149,7 @@ var reasons = []struct{ aspect, prefix, reason string }{
 	{aspectScore, "AgentV: execution error: before_", "AgentV runs the workspace's setup hook, which fails here (a package it needs is not installed, or not on the registry); agenteval does not run workspace hooks"},
 	{aspectScore, "AgentV: execution error", "AgentV ended the test in an execution error (the cause), agenteval did not"},
 	{aspectScore, "agenteval: execution error", "agenteval ended the test in an execution error (the cause), AgentV did not"},
+	{aspectScore, "grader code-grader (agenteval script) scores differently", "S5: the payload on a code grader's stdin differs (AgentV's contract script checks its fields: trace, input_files and others)"},
 	{aspectScore, "the graders agree but", "the tools combine the graders' scores differently (weights, required graders, whether the criteria's own judge counts)"},
 
 	// Agent requests.
@@ -158,15 +159,27 @@ var reasons = []struct{ aspect, prefix, reason string }{
 	{aspectAgent, "the system message differs", "S9: where the test's system message is an unset ${{ VAR }}, AgentV drops it (and adds its default system prompt); agenteval sends an empty system message"},
 	{aspectAgent, "a user message's text differs in leading or trailing white space", "AgentV trims each input message; agenteval keeps the final line break of a YAML block (|)"},
 	{aspectAgent, "a user message's text differs in white space inside it", "AgentV joins a message's text and file parts with one line break, agenteval with a blank line"},
+	{aspectAgent, "a user message's JSON has its keys in another order", "AgentV writes an object given as input in the file's key order; agenteval sorts the keys"},
+	{aspectAgent, "a user message has a file part only agenteval sends", "AgentV leaves out a file part whose path climbs out of the dataset's folder (../); agenteval attaches the file"},
 	{aspectAgent, "agenteval calls the agent more often", "S6: with pass_at_k trials AgentV stops at the first passing trial, agenteval runs them all"},
 
 	// Judge inputs.
 	{aspectJudge, "agenteval skips the test", "see Scores: agenteval skips the test, so nothing reaches its judge"},
 	{aspectJudge, "AgentV skips the test", "see Scores: AgentV skips the test, so nothing reaches its judge"},
-	{aspectJudge, "agenteval's judge sees all of the criterion, AgentV's does not (text of its own", "S3: for criteria plus expected_output without assertions, agenteval adds its own strict criterion (same facts, recommendations and decisions); AgentV's judge compares the reply with the reference as a whole"},
+	{aspectJudge, "agenteval's judge sees text of its own in the criterion: \"The reply agrees in substance", "S3: for criteria plus expected_output without assertions, agenteval adds its own strict criterion (same facts, recommendations and decisions); AgentV's judge compares the reply with the reference as a whole"},
+	{aspectJudge, "agenteval's judge sees text of its own in the criterion: \"Contradiction guard", "agenteval words a rubric item's operator itself, in the criterion (what must be stated, what contradicts it); AgentV gives its own operator guidance"},
+	{aspectJudge, "agenteval's judge sees the criterion with words of its own added", "agenteval words a rubric item's operator itself, in the criterion (what must be stated, what contradicts it); AgentV gives its own operator guidance"},
+	{aspectJudge, "agenteval's judge sees text of its own in the criterion: \"Score bands:", "agenteval writes a rubric item's score ranges into the criterion in its own words; AgentV lists them under the item"},
+	{aspectJudge, "AgentV's judge sees text of its own in the reference_answer", "AgentV shows a reference made of file parts as JSON (type, path, the text with its quotes escaped); agenteval shows the files' text"},
+	{aspectJudge, "AgentV's judge sees all of the answer, agenteval's does not", "agenteval's llm_grader sends a prompt file without {{ output }} as it is, so its judge never sees the reply; AgentV 4.42.4 takes prompt: NAME.md as text and puts it in its default prompt, which holds the answer"},
+	{aspectJudge, "agenteval's judge sees all of the criteria, AgentV's does not", "the test's criteria reach agenteval's judge through the grader's prompt file ({{ criteria }}); AgentV 4.42.4 takes that prompt: as text and puts it where the criteria go"},
+	{aspectJudge, "agenteval's judge sees part of the input/user, AgentV's does not", "follows from the agent requests: AgentV leaves out a file part whose path climbs out of the dataset's folder; agenteval attaches it"},
+	{aspectJudge, "agenteval's judge sees part of the conversation/user, AgentV's does not", "follows from the agent requests: AgentV leaves out a file part whose path climbs out of the dataset's folder; agenteval attaches it"},
+	{aspectJudge, "agenteval's judge sees part of the expected_output, AgentV's does not", "AgentV shows a reference made of file parts as JSON, the text's quotes escaped; agenteval shows the files' text"},
 	{aspectJudge, "AgentV's judge sees all of the criteria, agenteval's does not", "AgentV puts the test's criteria into every LLM grader's prompt, also one that grades its own rubric items or prompt; agenteval's judge gets only what it grades"},
 	{aspectJudge, "AgentV's judge sees all of the question, agenteval's does not", "AgentV puts the test's input into every LLM grader's prompt; agenteval's rubric and llm_grader judges get the reply without the input"},
 	{aspectJudge, "AgentV's judge sees all of the reference_answer, agenteval's does not", "AgentV puts the test's expected_output into every LLM grader's prompt; agenteval's judge gets it only where it is graded (the reference criterion, an llm_grader prompt that asks for it)"},
+	{aspectJudge, "agenteval's judge sees all of the reference, AgentV's does not", "AgentV's prompt for this grader carries no reference answer (AgentV 5's llm-rubric has none); agenteval's judge gets the test's expected_output"},
 	{aspectJudge, "agenteval's judge sees all of the prompt, AgentV's does not", "AgentV 4.42.4 reads an llm_grader's prompt: as its text unless it starts with file://, so its judge gets the file's name; agenteval reads the file"},
 	{aspectJudge, "AgentV's judge sees all of the prompt, agenteval's does not", "AgentV 4.42.4 reads a prompt: without file:// as text (here a file's name, which its judge gets); agenteval reads the file it names"},
 }

