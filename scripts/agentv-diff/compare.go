@@ -372,6 +372,7 @@ var (
 	numbers     = regexp.MustCompile(`\d+(\.\d+)?`)
 	absPaths    = regexp.MustCompile(`(^|[\s'"(])/[^\s'":,)]+`)
 	quotedID    = regexp.MustCompile(`"[^"]{1,80}"|'[^']{1,80}'`)
+	parens      = regexp.MustCompile(`\([^()]*\)`)
 )
 
 // normalizeError makes an error message a group key: numbers, paths and
@@ -386,6 +387,7 @@ func normalizeError(s string) string {
 	}
 	s = absPaths.ReplaceAllString(s, "${1}PATH")
 	s = quotedID.ReplaceAllString(s, "'…'")
+	s = parens.ReplaceAllString(s, "(…)")
 	s = numbers.ReplaceAllString(s, "N")
 	return truncate(s, 140)
 }
