@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"strings"
+
 	"github.com/agenteval/agenteval"
 	"go.yaml.in/yaml/v4"
 )
@@ -32,5 +34,33 @@ func (d *decoder) gradingDifferences(t *agenteval.Test, at map[string]*yaml.Node
 			d.differAt("AgentV", tr.Pos, "ungraded-turn",
 				"a turn with no assertions and no expected_output is left out of the test's score here (shown as skip); AgentV scores it 1 and counts it, which lifts a failing test's mean")
 		}
+	}
+}
+
+// trimQuestion trims the text of a single exchange's one message, as
+// AgentV does when it sends a lone message as the question: only a test
+// whose input has no assistant or tool message and one message with
+// anything to say (AgentV's flat form; with more, it keeps each message as
+// written). A YAML block's final line break then reaches the model as it
+// does from AgentV.
+func trimQuestion(t *agenteval.Test) {
+	if t.Mode == agenteval.ModeConversation {
+		return
+	}
+	lone := -1
+	for i, m := range t.Input {
+		if m.Role == agenteval.RoleAssistant || m.Role == agenteval.RoleTool {
+			return
+		}
+		if strings.TrimSpace(m.Content) == "" && len(m.Parts) == 0 {
+			continue
+		}
+		if lone >= 0 {
+			return
+		}
+		lone = i
+	}
+	if lone >= 0 && t.Input[lone].Role == agenteval.RoleUser {
+		t.Input[lone].Content = strings.TrimSpace(t.Input[lone].Content)
 	}
 }

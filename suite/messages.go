@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -365,14 +366,72 @@ func keyOrderOf(n *yaml.Node) map[string][]string {
 }
 
 // jsonText renders structured content as indented JSON, as AgentV shows
-// it to a model.
+// it to a model (JSON.stringify(v, null, 2)): keys in the order the file
+// wrote them, and <, > and & as they are.
 func (d *decoder) jsonText(n *yaml.Node) string {
-	b, err := json.MarshalIndent(d.value(n), "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d.orderedJSON(n)); err != nil {
 		d.fail(n, "this content cannot be written as JSON: %v", err)
 		return ""
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// orderedJSON is value with each mapping as an orderedObject, its keys in
+// written order.
+func (d *decoder) orderedJSON(n *yaml.Node) any {
+	n = resolve(n)
+	if n == nil {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		var o orderedObject
+		for _, f := range d.fields(n, "this mapping", nil) {
+			o.keys = append(o.keys, f.key)
+			o.vals = append(o.vals, d.orderedJSON(f.value))
+		}
+		return o
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, it := range n.Content {
+			out = append(out, d.orderedJSON(it))
+		}
+		return out
+	}
+	return d.value(n)
+}
+
+// orderedObject is a JSON object that keeps its keys' order.
+type orderedObject struct {
+	keys []string
+	vals []any
+}
+
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := enc.Encode(k); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1) // Encode's newline
+		b.WriteByte(':')
+		if err := enc.Encode(o.vals[i]); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // text reads an expected output, or any field that is text in the end: a

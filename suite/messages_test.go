@@ -148,3 +148,28 @@ func TestUnsetSystemPromptDropped(t *testing.T) {
 		})
 	}
 }
+
+// A single exchange's lone message is trimmed, as AgentV sends it as the
+// question; several messages, and conversation turns, keep their text.
+func TestLoneQuestionTrimmed(t *testing.T) {
+	s, err := Parse("t.yaml", []byte(`tests:
+  - id: lone
+    input: |
+      What is 2+2?
+    assertions: [{type: contains, value: x}]
+  - id: two
+    input:
+      - {role: system, content: "Be brief.\n"}
+      - {role: user, content: "What is 2+2?\n"}
+    assertions: [{type: contains, value: x}]
+`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Tests[0].Input[0].Content; got != "What is 2+2?" {
+		t.Errorf("lone = %q", got)
+	}
+	if got := s.Tests[1].Input[1].Content; got != "What is 2+2?\n" {
+		t.Errorf("two = %q", got)
+	}
+}

@@ -31,7 +31,7 @@ func TestPromptTemplates(t *testing.T) {
     {{ loop.index }}. {{ item | trim | capitalize }}{% if not loop.last %};{% endif %}
     {%- endfor %}
     Total: {{ price * qty }} ({{ price ~ ' x ' ~ qty }})`,
-			`{items: [" apples", "pears "], price: 2.5, qty: 4}`, []string{"user: Items:\n1. Apples;\n2. Pears\nTotal: 10 (2.5 x 4)\n"}},
+			`{items: [" apples", "pears "], price: 2.5, qty: 4}`, []string{"user: Items:\n1. Apples;\n2. Pears\nTotal: 10 (2.5 x 4)"}},
 		{"a chat template", `[{role: system, content: "You answer in {{ lang | lower }}."}, {role: user, content: "{{ question | trim }}"}]`,
 			`{lang: FRENCH, question: "  Why?  "}`, []string{"system: You answer in french.", "user: Why?"}},
 		{"values print as in JavaScript", `"{{ on }} {{ n }} {{ f }} {{ items }} {{ 10 / 4 }}"`, `{on: true, n: 3, f: 1.0, items: [a, b]}`,
@@ -94,7 +94,7 @@ func TestPromptFileTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"user: Answer why.\n- one\n- two\n"}, roles(s.Tests[0].Input)); diff != "" {
+	if diff := cmp.Diff([]string{"user: Answer why.\n- one\n- two"}, roles(s.Tests[0].Input)); diff != "" {
 		t.Errorf("input (-want +got):\n%s", diff)
 	}
 	if len(s.Warnings) != 1 || !strings.HasSuffix(s.Warnings[0].File, "p.md") || s.Warnings[0].Line != 3 || s.Warnings[0].Col != 13 || !strings.Contains(s.Warnings[0].Msg, "{{ nope }}") {

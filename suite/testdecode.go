@@ -292,6 +292,7 @@ func (d *decoder) test(n *yaml.Node, index int, sc *suiteCtx) *agenteval.Test {
 	if t.Mode != agenteval.ModeConversation && len(t.Input) == 0 && t.User == nil && t.Skip == "" {
 		d.fail(rn, "test %q has no input; give the user's message as input", t.ID)
 	}
+	trimQuestion(t)
 	d.gradingDifferences(t, at)
 	return t
 }
