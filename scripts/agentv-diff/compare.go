@@ -122,6 +122,10 @@ func compareWork(dir string) (*Comparison, error) {
 	}
 	c := &Comparison{Files: len(files)}
 	source := readSource(filepath.Join(dir, "tree", "examples"))
+	listed, err := listedIDs(dir, len(files))
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range tests {
 		av, err := agentvResults(filepath.Join(dir, "test", fmt.Sprintf("av.%d", t.N)))
 		if err != nil {
@@ -146,6 +150,8 @@ func compareWork(dir string) (*Comparison, error) {
 				in.agentvOut = why
 			}
 		}
+		l := listed[t.FileIndex-1]
+		in.onlyListedBy = onlyListedBy(l, t.ID)
 		c.Tests = append(c.Tests, compareTest(t, in))
 	}
 	c.summarize()
@@ -170,6 +176,9 @@ type runOf struct {
 	agentvOut, agentevalOut   string
 	// source is the normalized text of the examples' files.
 	source string
+	// onlyListedBy names the tool that alone listed the test, when the
+	// other listed tests of the file under other ids.
+	onlyListedBy string
 }
 
 // compareTest compares one test's results and requests.
@@ -186,6 +195,9 @@ func compareTest(t Test, in runOf) TestComparison {
 	tc.AgentVCalls, tc.AgentevalCalls = len(avAgent), len(aeAgent)
 	tc.AgentVJudge, tc.AgentevalJudge = len(avJudge), len(aeJudge)
 	switch {
+	case in.onlyListedBy != "" && (!tc.InAgentV || !tc.InAgenteval):
+		tc.add(aspectRan, "only "+in.onlyListedBy+" has a test of this id: the other names the file's tests otherwise", "AgentV: "+in.agentvOut+"; agenteval: "+in.agentevalOut)
+		return tc
 	case !tc.InAgentV && !tc.InAgenteval:
 		tc.add(aspectRan, "neither tool ran the test alone", "AgentV: "+in.agentvOut+"; agenteval: "+in.agentevalOut)
 		return tc
@@ -197,12 +209,18 @@ func compareTest(t Test, in runOf) TestComparison {
 		return tc
 	}
 	compareScores(&tc, in.agentv, in.agenteval)
+	// A test one tool skipped, or ended in an execution error, has
+	// nothing to compare on that side.
 	skipped := ""
 	switch {
 	case in.agentv.Verdict == "skip" && in.agenteval.Verdict != "skip":
-		skipped = "AgentV"
+		skipped = "AgentV skips the test"
 	case in.agenteval.Verdict == "skip" && in.agentv.Verdict != "skip":
-		skipped = "agenteval"
+		skipped = "agenteval skips the test"
+	case in.agentv.Status == "execution_error" && in.agenteval.Status != "execution_error":
+		skipped = "AgentV ends the test in an execution error"
+	case in.agenteval.Status == "execution_error" && in.agentv.Status != "execution_error":
+		skipped = "agenteval ends the test in an execution error"
 	}
 	compareAgent(&tc, avAgent, aeAgent, skipped)
 	// The agent's replies are the fake's text, material as much as the
@@ -350,7 +368,12 @@ func graderCauses(av, ae []GraderResult) []cause {
 // graderType is a grader type in one spelling: llm-grader and llm_grader
 // are the same.
 func graderType(t string) string {
-	return strings.ReplaceAll(strings.ToLower(t), "-", "_")
+	t = strings.ReplaceAll(strings.ToLower(t), "-", "_")
+	if t == "llm_rubric" {
+		// AgentV 5's judge of a test's criteria; agenteval's is rubrics.
+		return "rubrics"
+	}
+	return t
 }
 
 func firstAssertion(g GraderResult) string {
@@ -408,7 +431,7 @@ func truncate(s string, n int) string {
 func compareAgent(tc *TestComparison, av, ae []fakellm.LogEntry, skipped string) {
 	av, ae = canonical(av), canonical(ae)
 	if skipped != "" && (len(av) == 0) != (len(ae) == 0) {
-		tc.add(aspectAgent, skipped+" skips the test (see Scores), so it calls no agent", "")
+		tc.add(aspectAgent, skipped+" (see Scores), before or without calling the agent", "")
 		return
 	}
 	if len(av) != len(ae) {
@@ -477,6 +500,8 @@ func messageCauses(av, ae fakellm.LogEntry) []cause {
 			if a.Content != b.Content {
 				c := cause{fmt.Sprintf("a %s message's text differs", a.Role), fmt.Sprintf("message %d: %s", i+1, firstDifference(a.Content, b.Content))}
 				switch {
+				case strings.Contains(b.Content, "{{") && !strings.Contains(a.Content, "{{"):
+					c.cause = fmt.Sprintf("a %s message's {{ template }} is expanded by AgentV only", a.Role)
 				case sameJSON(a.Content, b.Content):
 					c.cause = fmt.Sprintf("a %s message's JSON has its keys in another order", a.Role)
 				case fileOnlyIn(a.Content, b.Content):

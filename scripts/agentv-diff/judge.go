@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -39,6 +40,9 @@ var (
 	// that only frame them.
 	itemLabel  = regexp.MustCompile(`^(- \[[^\]]+\](?: \([^)]*\))*: |Description: |- Score [0-9-]+: )`)
 	itemHeader = regexp.MustCompile(`^(### Criterion: .*|Score ranges:|Operator: .*)$`)
+	// jsonMember is a line of an object written as JSON: material in
+	// another form than the file's YAML, not a tool's own words.
+	jsonMember = regexp.MustCompile(`^"[^"]+":\s*(.*?),?$`)
 )
 
 // agentvPieces cuts AgentV's judge prompts into pieces: the sections of
@@ -149,6 +153,16 @@ func missingLines(p piece, haystack string) (missing []string, total int) {
 		if roleMarker.MatchString(line) || itemHeader.MatchString(line) {
 			continue
 		}
+		if m := jsonMember.FindStringSubmatch(line); m != nil {
+			// A member of an object written as JSON: its text is the
+			// material, looked for as text. Ids, weights, flags and
+			// short values each tool shows its own way, or not at all.
+			var v string
+			if json.Unmarshal([]byte(m[1]), &v) != nil || len(v) < 12 {
+				continue
+			}
+			line = v
+		}
 		n := normalizeLine(line)
 		if n == "" || strings.Trim(n, "[]{}(),:;`'\"-*#=.|") == "" {
 			continue
@@ -171,7 +185,7 @@ func compareJudge(tc *TestComparison, av, ae []fakellm.LogEntry, source string, 
 	case len(av) == 0 && len(ae) == 0:
 		return
 	case skipped != "" && (len(av) == 0 || len(ae) == 0):
-		tc.add(aspectJudge, skipped+" skips the test (see Scores), so its judge sees nothing", "")
+		tc.add(aspectJudge, skipped+" (see Scores), before or without calling a judge", "")
 		return
 	case len(ae) == 0:
 		tc.add(aspectJudge, "only AgentV calls a judge", fmt.Sprintf("AgentV %d judge calls", len(av)))
@@ -207,7 +221,7 @@ func compareJudge(tc *TestComparison, av, ae []fakellm.LogEntry, source string, 
 				how = "all of"
 			}
 			c := fmt.Sprintf("%s's judge sees %s the %s, %s's does not", from, how, p.name, to)
-			if source != "" && !anyIn(missing, source) {
+			if source != "" && !anyIn(missing, source) && !jsonMember.MatchString(missing[0]) {
 				// Not the test's material as it stands: material with the
 				// tool's words added, or the tool's own text, told apart by
 				// its first words.

@@ -260,3 +260,38 @@ func readSource(dir string) string {
 	})
 	return b.String()
 }
+
+// listedIDs are the test ids each tool listed for each file (the whole
+// file's run): [file][0] AgentV's, [file][1] agenteval's.
+func listedIDs(dir string, files int) ([][2]map[string]bool, error) {
+	out := make([][2]map[string]bool, files)
+	for i := range out {
+		av, err := agentvResults(filepath.Join(dir, "list", fmt.Sprintf("av.%d", i+1)))
+		if err != nil {
+			return nil, err
+		}
+		ae, err := agentevalResults(filepath.Join(dir, "list", fmt.Sprintf("ae.%d.jsonl", i+1)))
+		if err != nil {
+			return nil, err
+		}
+		for k, rs := range [][]Result{av, ae} {
+			out[i][k] = map[string]bool{}
+			for _, r := range rs {
+				out[i][k][r.TestID] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// onlyListedBy names the tool that alone listed id, when both listed tests
+// of the file: the other calls them otherwise.
+func onlyListedBy(l [2]map[string]bool, id string) string {
+	if len(l[0]) == 0 || len(l[1]) == 0 || l[0][id] == l[1][id] {
+		return ""
+	}
+	if l[0][id] {
+		return "AgentV"
+	}
+	return "agenteval"
+}

@@ -47,7 +47,7 @@
 #
 # Code graders run for real where they can: bun (npm's bun package) is on
 # PATH for both tools, and AgentV's SDK source at REF is put where the
-# graders import it from (@agentv/sdk is not on npm). Python graders run
+# graders import it from (@agentv/sdk, or agentv at v5; not on npm). Python graders run
 # with uv, which is not installed: they fail in both tools.
 #
 # Needs bash, git, tar, go, node and npm (npm installs of agentv, bun and
@@ -130,18 +130,20 @@ if [[ $version == head ]]; then
 		rm -rf "$agentv_dir"
 		mkdir -p "$agentv_dir"
 		git --git-dir="$mirror" archive HEAD package.json bun.lock apps/cli packages tsconfig.base.json tsconfig.json tsconfig.build.json | tar -x -C "$agentv_dir"
-		for pj in "$agentv_dir"/packages/*/package.json; do
-			node -e '
-				const fs = require("fs"), f = process.argv[1], p = JSON.parse(fs.readFileSync(f, "utf8"));
-				const src = (v) => (typeof v === "string" ? v : v.import || v.default).replace(/^\.\/dist\//, "./src/").replace(/\.c?js$/, ".ts");
-				if (p.exports) for (const k of Object.keys(p.exports)) p.exports[k] = src(p.exports[k]);
-				if (p.main) p.main = src(p.main);
-				fs.writeFileSync(f, JSON.stringify(p, null, 2));' "$pj"
-		done
 		(cd "$agentv_dir" && bun install --ignore-scripts >&2)
 		printf '#!/bin/sh\nexec bun %s/apps/cli/src/cli.ts "$@"\n' "$agentv_dir" > "$agentv_dir/agentv"
 		chmod +x "$agentv_dir/agentv"
 	fi
+	# The packages' exports to their sources (again each time: it is
+	# cheap, and a copy installed before this step gets it too).
+	for pj in "$agentv_dir"/packages/*/package.json "$agentv_dir"/apps/cli/package.json; do
+		node -e '
+			const fs = require("fs"), f = process.argv[1], p = JSON.parse(fs.readFileSync(f, "utf8"));
+			const src = (v) => (typeof v === "string" ? v : v.import || v.default).replace(/^\.\/dist\//, "./src/").replace(/\.c?js$/, ".ts");
+			if (p.exports) for (const k of Object.keys(p.exports)) p.exports[k] = src(p.exports[k]);
+			if (p.main) p.main = src(p.main);
+			fs.writeFileSync(f, JSON.stringify(p, null, 2));' "$pj"
+	done
 	agentv=$agentv_dir/agentv
 else
 	agentv_dir=$cache/agentv-$version
@@ -184,25 +186,28 @@ git --git-dir="$mirror" archive "$ref" examples | tar -x -C "$work/tree"
 done > "$work/files.txt"
 nfiles=$(wc -l < "$work/files.txt")
 
-# Many graders import AgentV's SDK as @agentv/sdk, which AgentV's repository
-# builds and npm does not have. Its TypeScript source at the same ref, under
-# examples/node_modules, is what bun runs for them; its dependencies (yaml,
-# zod) come from npm.
-if git --git-dir="$mirror" cat-file -e "$ref:packages/sdk/src" 2>/dev/null; then
+# Many graders import AgentV's SDK (@agentv/sdk; at v5 the agentv package
+# itself), which AgentV's repository builds and npm does not have. For
+# AgentV head, examples/node_modules links to its installed sources; for a
+# release, the SDK's TypeScript source at REF is copied there, its
+# dependencies (yaml, zod) from npm. bun runs them as they are.
+nm=$work/tree/examples/node_modules
+if [[ $version == head ]]; then
+	mkdir -p "$nm/@agentv"
+	ln -s "$agentv_dir/apps/cli" "$nm/agentv"
+	for p in "$agentv_dir"/packages/*; do ln -s "$p" "$nm/@agentv/$(basename "$p")"; done
+elif git --git-dir="$mirror" cat-file -e "$ref:packages/sdk/src" 2>/dev/null; then
 	deps_dir=$cache/sdk-deps
 	if [[ ! -d $deps_dir/node_modules/zod || ! -d $deps_dir/node_modules/yaml ]]; then
 		log "installing the SDK's dependencies (yaml, zod) into $deps_dir"
 		npm install --prefix "$deps_dir" --no-audit --no-fund --loglevel=error 'yaml@^2.8.3' 'zod@^3.23.8' >&2
 	fi
-	nm=$work/tree/examples/node_modules
 	mkdir -p "$nm/@agentv/sdk"
 	git --git-dir="$mirror" archive "$ref" packages/sdk/src | tar -x -C "$work" --strip-components=2
 	mv "$work/src" "$nm/@agentv/sdk/src"
 	printf '{"name": "@agentv/sdk", "type": "module", "main": "./src/index.ts", "exports": {".": "./src/index.ts"}}\n' > "$nm/@agentv/sdk/package.json"
 	cp -r "$deps_dir/node_modules/yaml" "$deps_dir/node_modules/zod" "$nm/"
 fi
-((nfiles > 0)) || { log "no eval file under examples/ at $ref matches --files '$files_glob'"; exit 1; }
-log "$nfiles eval files at $ref ($commit)"
 
 # Every target the examples can name is an alias of the fake: the names
 # in AgentV's own target files at REF (the repository's and each
