@@ -298,7 +298,9 @@ func gradeChecklist(ctx context.Context, j *judge.Judge, in *agenteval.GradeInpu
 	for i, c := range crits {
 		plain[i] = c.Criterion
 	}
-	ds, usage, err := j.Decide(ctx, "rubric", map[string]any{"Transcript": transcript, "Output": output, "Reference": in.Reference}, plain)
+	// The test's criteria are context, as AgentV gives its rubric judge
+	// them: the checks decided are the listed criteria alone.
+	ds, usage, err := j.Decide(ctx, "rubric", map[string]any{"Transcript": transcript, "Output": output, "Reference": in.Reference, "TestCriteria": testCriteria(in, crits)}, plain)
 	o := Outcome{Usage: &usage}
 	if err != nil {
 		return o, err
@@ -345,7 +347,7 @@ func gradeRanges(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput, 
 			judge.Field{Key: "score", Value: map[string]any{"type": "integer", "minimum": 0, "maximum": 10, "description": "the score from 0 to 10"}},
 		)})
 	}
-	p, err := judge.Render("rubric_ranges", map[string]any{"Transcript": transcript, "Output": output, "Reference": in.Reference, "Criteria": keyed})
+	p, err := judge.Render("rubric_ranges", map[string]any{"Transcript": transcript, "Output": output, "Reference": in.Reference, "Criteria": keyed, "TestCriteria": testCriteria(in, crits)})
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -399,4 +401,15 @@ func gradeRanges(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput, 
 		o.Reason += "; below their min_score: " + strings.Join(gated, ", ")
 	}
 	return o, nil
+}
+
+// testCriteria is the test's criteria to show a rubric judge as context,
+// or "" when one of the criteria it decides already is that text.
+func testCriteria(in *agenteval.GradeInput, crits []weightedCriterion) string {
+	for _, c := range crits {
+		if c.Text == in.Criteria {
+			return ""
+		}
+	}
+	return in.Criteria
 }

@@ -466,3 +466,24 @@ func TestFilter(t *testing.T) {
 		t.Errorf("filtered results: %v", res)
 	}
 }
+
+// A rubric judge gets the test's criteria as context, as AgentV's does;
+// the checks it decides are the listed criteria alone.
+func TestRubricJudgeSeesTestCriteria(t *testing.T) {
+	j, srv := fakeJudge(t)
+	yaml := `
+tests:
+  - id: c
+    criteria: Answers like a patient teacher
+    input: Explain loops.
+    assertions: [Mentions a for loop]
+`
+	runAll(t, loadSuite(t, yaml), Options{Agent: &echo{}, Judge: j})
+	if len(srv.Requests()) != 1 {
+		t.Fatalf("%d judge calls", len(srv.Requests()))
+	}
+	p := srv.Requests()[0].Text()
+	if !regexp.MustCompile(`<criteria id="[0-9a-f]+">Answers like a patient teacher`).MatchString(p) || !strings.Contains(p, "Mentions a for loop") {
+		t.Errorf("the judge prompt lacks the test's criteria:\n%s", p)
+	}
+}
