@@ -206,11 +206,17 @@ func newLLMGrader(cfg LLMGraderOptions, e Env) (Func, error) {
 			}
 			return judge.Parts{{Text: text}}, nil
 		}
-		tmpl := prompt
-		if tmpl == "" {
-			tmpl = defaultPrompt(in, cfg.Rubric)
+		tmpl, rubric := prompt, cfg.Rubric
+		if tmpl != "" && !templateVar.MatchString(tmpl) {
+			// A prompt with no variables is what to check, as AgentV has
+			// it: it goes where the default prompt's criteria go, so the
+			// judge still sees the task, the reference and the answer.
+			tmpl, rubric = "", strings.TrimSpace(strings.TrimSpace(tmpl)+"\n"+rubric)
 		}
-		return fill(tmpl, in, extraVars(in, cfg.Rubric))
+		if tmpl == "" {
+			tmpl = defaultPrompt(in, rubric)
+		}
+		return fill(tmpl, in, extraVars(in, rubric))
 	}
 	switch cfg.Output {
 	case "pass":

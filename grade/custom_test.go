@@ -79,6 +79,17 @@ func TestLLMGraderScoresByDefault(t *testing.T) {
 			t.Errorf("the default prompt lacks %q:\n%s", want, sent)
 		}
 	}
+	// A prompt with no variables is what to check, in the default prompt,
+	// as AgentV has it: the judge still sees the task, reference and reply.
+	if _, err = judgeWith(t, j, "llm_grader", map[string]any{"prompt": "Check that the advice is frugal."}, turnInput()); err != nil {
+		t.Fatal(err)
+	}
+	sent = s.Requests()[2].Messages[1].Text()
+	for _, want := range []string{"Check that the advice is frugal.", "Hostels and rail pass.", "Stay in hostels."} {
+		if !strings.Contains(sent, want) {
+			t.Errorf("a prompt without variables: the judge lacks %q:\n%s", want, sent)
+		}
+	}
 }
 
 func TestScriptGrader(t *testing.T) {

@@ -314,6 +314,9 @@ func (d *decoder) translate(a *agenteval.AssertionSpec, typ string, p, config ma
 			}
 		}
 		if s, ok := p["prompt"].(string); ok {
+			if !strings.HasPrefix(s, "file://") && namesFile(d, s) {
+				d.differ(keys["prompt"], "prompt-file", "prompt: %s names a file, which agenteval reads; AgentV reads a prompt as text unless it starts with file://, so its judge gets the words %q: write file://%s to mean the file in both", s, s, s)
+			}
 			p["prompt"] = strings.TrimPrefix(s, "file://")
 		}
 		if rubrics, ok := p["rubrics"]; ok && p["prompt"] == nil && p["prompt_command"] == nil {
@@ -615,4 +618,18 @@ func toFloat(v any) (float64, bool) {
 		return float64(x), true
 	}
 	return 0, false
+}
+
+// namesFile says whether a grader's prompt text is the path of a file
+// beside the eval file (as the grader reads it).
+func namesFile(d *decoder, s string) bool {
+	if s == "" || strings.Contains(s, "\n") || len(s) >= 300 {
+		return false
+	}
+	p := s
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(d.file), p)
+	}
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }

@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,5 +88,30 @@ tests:
 `), Options{})
 	if err == nil || !strings.Contains(err.Error(), "AgentV would let target m grade its own replies when it names no grader_target; to do the same, pass --judge openai:small") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A bare prompt: that names a file is read here, and the run says AgentV
+// reads it as text.
+func TestPromptFileDifference(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "grader.md"), []byte("Is {{ output }} polite?"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := `tests:
+  - id: a
+    input: hi
+    assertions:
+      - type: llm-grader
+        prompt: grader.md
+      - type: llm-grader
+        prompt: file://grader.md
+`
+	s, err := Parse(filepath.Join(dir, "e.yaml"), []byte(src), Options{JudgeAvailable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Differences) != 1 || s.Differences[0].Key != "prompt-file" || s.Differences[0].Line != 6 {
+		t.Errorf("differences = %v", s.Differences)
 	}
 }
