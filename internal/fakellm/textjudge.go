@@ -18,13 +18,14 @@ import (
 //     (the top of a 0-10 range);
 //   - a prompt naming "score": a score of 1 with one passed assertion.
 //
-// Items are found as prompt lines "- [ID] ..." or "### Criterion: ID". An
-// ID the client did not list is ignored by it, so a line that only looks
-// like an item costs nothing.
+// Items are found as prompt lines "- [ID] ..." or "### Criterion: ID", or
+// as "id": "ID" in items written as JSON. An ID the client did not list is
+// ignored by it, so a line that only looks like an item costs nothing.
 
 var (
 	listedItem   = regexp.MustCompile(`(?m)^\s*-\s*\[([^\]\n]+)\]`)
 	criterionRow = regexp.MustCompile(`(?m)^#+\s*Criterion:\s*(\S+)`)
+	jsonItemID   = regexp.MustCompile(`"id"\s*:\s*"([^"\n]+)"`)
 )
 
 // TextVerdict is the reply to a plain-text judge request: JSON in the shape
@@ -38,8 +39,17 @@ func TextVerdict(req *Request) Reply {
 		satisfied := has("satisfied")
 		var checks []map[string]any
 		seen := map[string]bool{}
-		for _, re := range []*regexp.Regexp{listedItem, criterionRow} {
-			for _, m := range re.FindAllStringSubmatch(text, -1) {
+		// The items, from the prompt's material: not from a system
+		// message, where the shape's own example ids are.
+		var items strings.Builder
+		for _, m := range req.Messages {
+			if m.Role != "system" {
+				items.WriteString(m.Text())
+				items.WriteByte('\n')
+			}
+		}
+		for _, re := range []*regexp.Regexp{listedItem, criterionRow, jsonItemID} {
+			for _, m := range re.FindAllStringSubmatch(items.String(), -1) {
 				id := strings.TrimSpace(m[1])
 				if id == "" || seen[id] {
 					continue

@@ -24,6 +24,12 @@ func TestTextVerdict(t *testing.T) {
 			want:   `{"checks":[{"id":"greets","reasoning":"The fake judge passes every item.","satisfied":true},{"id":"polite","reasoning":"The fake judge passes every item.","satisfied":true}],"overall_reasoning":"The fake judge passes every item."}`,
 		},
 		{
+			name:   "checklist as JSON",
+			system: `Return {"checks": [{"id": "...", "satisfied": true}]}`,
+			user:   "[[ ## rubric ## ]]\n[\n  {\"id\": \"rubric-1\", \"outcome\": \"Is right\"}\n]",
+			want:   `{"checks":[{"id":"rubric-1","reasoning":"The fake judge passes every item.","satisfied":true}],"overall_reasoning":"The fake judge passes every item."}`,
+		},
+		{
 			name:   "score ranges",
 			system: `Return {"checks": [{"id": "...", "score": 0-10}]}`,
 			user:   "### Criterion: accuracy (weight: 2)\nScore ranges: ...\n### Criterion: tone",
