@@ -195,7 +195,9 @@ func compareTest(t Test, in runOf) TestComparison {
 	tc.AgentVCalls, tc.AgentevalCalls = len(avAgent), len(aeAgent)
 	tc.AgentVJudge, tc.AgentevalJudge = len(avJudge), len(aeJudge)
 	switch {
-	case in.onlyListedBy != "" && (!tc.InAgentV || !tc.InAgenteval):
+	case !tc.InAgentV && in.onlyListedBy == "agenteval" && !strings.Contains(in.agentvOut, "Skipping test"),
+		!tc.InAgenteval && in.onlyListedBy == "AgentV" && strings.Contains(in.agentevalOut, "matches none"):
+		// The other tool has no test of this id, and did not skip one.
 		tc.add(aspectRan, "only "+in.onlyListedBy+" has a test of this id: the other names the file's tests otherwise", "AgentV: "+in.agentvOut+"; agenteval: "+in.agentevalOut)
 		return tc
 	case !tc.InAgentV && !tc.InAgenteval:
@@ -225,11 +227,11 @@ func compareTest(t Test, in runOf) TestComparison {
 	compareAgent(&tc, avAgent, aeAgent, skipped)
 	// The agent's replies are the fake's text, material as much as the
 	// examples' files are.
-	source := in.source
+	var replies strings.Builder
 	for _, r := range append(avAgent, aeAgent...) {
-		source += normalize(r.Reply.Content) + "\n"
+		replies.WriteString(normalize(r.Reply.Content) + "\n")
 	}
-	compareJudge(&tc, avJudge, aeJudge, source, skipped)
+	compareJudge(&tc, avJudge, aeJudge, sources{in.source, replies.String()}, skipped)
 	tc.ScoreAgree, tc.AgentAgree, tc.JudgeAgree = true, true, true
 	for _, d := range tc.Diffs {
 		switch d.Aspect {
