@@ -32,9 +32,10 @@ const (
 
 // Meta says what ran.
 type Meta struct {
-	Ref    string `json:"ref"`
-	AgentV string `json:"agentv"`
-	Files  string `json:"files"`
+	Ref       string `json:"ref"`
+	AgentV    string `json:"agentv"`
+	Agenteval string `json:"agenteval,omitempty"`
+	Files     string `json:"files"`
 }
 
 // Comparison is the whole result: what the report shows.

@@ -177,10 +177,10 @@ func missingLines(p piece, haystack string) (missing []string, total int) {
 
 // compareJudge checks that the material each tool sent its judge reached
 // the other's judge too.
-// source is the normalized text of the examples' files: material found
-// in neither the other tool's prompts nor the source is the tool's own
-// text, not the test's.
-func compareJudge(tc *TestComparison, av, ae []fakellm.LogEntry, source string, skipped string) {
+// sources are the normalized texts material comes from (the examples'
+// files, the agent's replies): material found in neither the other tool's
+// prompts nor the sources is the tool's own text, not the test's.
+func compareJudge(tc *TestComparison, av, ae []fakellm.LogEntry, src sources, skipped string) {
 	switch {
 	case len(av) == 0 && len(ae) == 0:
 		return
@@ -211,7 +211,7 @@ func compareJudge(tc *TestComparison, av, ae []fakellm.LogEntry, source string, 
 				// The piece is material that reached the other judge;
 				// lines of it in neither the other's prompt nor the
 				// examples are its tool's own wording around it.
-				missing = slices.DeleteFunc(missing, func(l string) bool { return !anyIn([]string{l}, source) })
+				missing = slices.DeleteFunc(missing, func(l string) bool { return !src.has(l) })
 			}
 			if len(missing) == 0 {
 				continue
@@ -221,11 +221,11 @@ func compareJudge(tc *TestComparison, av, ae []fakellm.LogEntry, source string, 
 				how = "all of"
 			}
 			c := fmt.Sprintf("%s's judge sees %s the %s, %s's does not", from, how, p.name, to)
-			if source != "" && !anyIn(missing, source) && !jsonMember.MatchString(missing[0]) {
+			if !slices.ContainsFunc(missing, src.has) && !jsonMember.MatchString(missing[0]) {
 				// Not the test's material as it stands: material with the
 				// tool's words added, or the tool's own text, told apart by
 				// its first words.
-				if n := normalizeLine(missing[0]); len(n) >= 30 && strings.Contains(source, n[:30]) {
+				if n := normalizeLine(missing[0]); len(n) >= 30 && src.has(n[:30]) {
 					c = fmt.Sprintf("%s's judge sees the %s with words of its own added", from, p.name)
 				} else {
 					c = fmt.Sprintf("%s's judge sees text of its own in the %s: %s", from, p.name, quote(firstWords(missing[0], 6)))
@@ -242,10 +242,14 @@ func compareJudge(tc *TestComparison, av, ae []fakellm.LogEntry, source string, 
 	check("agenteval", "AgentV", agentevalPieces(ae), avAll)
 }
 
-// anyIn says whether any of lines is in the normalized text.
-func anyIn(lines []string, text string) bool {
-	for _, l := range lines {
-		if strings.Contains(text, normalizeLine(l)) {
+// sources are normalized texts that material comes from.
+type sources []string
+
+// has says whether a line is in one of the texts.
+func (s sources) has(line string) bool {
+	n := normalizeLine(line)
+	for _, t := range s {
+		if strings.Contains(t, n) {
 			return true
 		}
 	}

@@ -35,6 +35,7 @@ func run(args []string, stdout io.Writer) error {
 	var meta Meta
 	fs.StringVar(&meta.Ref, "ref", "", "the AgentV ref whose examples ran")
 	fs.StringVar(&meta.AgentV, "agentv", "", "the AgentV version that ran")
+	fs.StringVar(&meta.Agenteval, "agenteval", "", "the agenteval that ran (a commit, or a binary's path)")
 	fs.StringVar(&meta.Files, "files", "*", "the --files glob")
 	jsonOut := fs.String("json", "", "also write the comparison as JSON to this file")
 	if err := fs.Parse(args[1:]); err != nil {

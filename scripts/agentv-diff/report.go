@@ -70,6 +70,9 @@ func writeReport(w io.Writer, c *Comparison) error {
 	var b strings.Builder
 	n := c.Counts
 	fmt.Fprintf(&b, "# agenteval and AgentV %s on AgentV's examples at %s\n\n", c.Meta.AgentV, c.Meta.Ref)
+	if c.Meta.Agenteval != "" {
+		fmt.Fprintf(&b, "agenteval: %s. ", c.Meta.Agenteval)
+	}
 	fmt.Fprintf(&b, "Both tools ran each test alone against `agenteval fakellm` (fixed agent reply, passing judge). ")
 	fmt.Fprintf(&b, "Files: `examples/%s`.\n\n", c.Meta.Files)
 	b.WriteString("| | tests |\n|---|---:|\n")

@@ -20,6 +20,7 @@
 #
 # Environment:
 #   AGENTEVAL       a prebuilt agenteval binary (default: go build ./cmd/agenteval)
+#   AGENTEVAL_LABEL what the report calls that binary (default: its path)
 #   AGENTV_VERSION  the npm version of agentv to run (default 4.42.4), or
 #                   "head": AgentV's CLI from the mirror's HEAD, run from
 #                   its TypeScript source by bun (its workspace packages
@@ -106,6 +107,9 @@ if [[ -z ${AGENTEVAL:-} ]]; then
 	log "building agenteval"
 	(cd "$repo" && go build -o "$work/agenteval" ./cmd/agenteval)
 	AGENTEVAL=$work/agenteval
+	agenteval_label="built from the work tree at $(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?')"
+else
+	agenteval_label=${AGENTEVAL_LABEL:-$AGENTEVAL}
 fi
 (cd "$repo" && go build -o "$work/avdiff" ./scripts/agentv-diff)
 
@@ -324,7 +328,7 @@ log "ran in $((SECONDS - start))s; comparing"
 
 agentv_label=$version
 [[ $version == head ]] && agentv_label="head ($("$agentv" --version 2>/dev/null | tail -1), from source)"
-report_args=(report --work "$work" --ref "$ref ($commit)" --agentv "$agentv_label" --files "$files_glob" --json "$work/report.json")
+report_args=(report --work "$work" --ref "$ref ($commit)" --agentv "$agentv_label" --agenteval "$agenteval_label" --files "$files_glob" --json "$work/report.json")
 if [[ -n $out ]]; then
 	"$work/avdiff" "${report_args[@]}" > "$out"
 	log "report written to $out"
