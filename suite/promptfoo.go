@@ -316,43 +316,77 @@ func (d *decoder) scenario(n *yaml.Node, index int) []testItem {
 		configs = []*yaml.Node{{Kind: yaml.MappingNode}}
 	}
 	var out []testItem
+	seen := map[string]bool{}
 	for ci, cfg := range configs {
-		cfgID := scalarField(resolve(cfg), "id")
-		if cfgID == "" {
-			cfgID = fmt.Sprintf("config-%d", ci+1)
-		}
-		cfgVars := mappingField(resolve(cfg), "vars")
+		rc := resolve(cfg)
+		cfgID := scalarField(rc, "id")
+		cfgVars := mappingField(rc, "vars")
 		for ti, tn := range tests {
 			t := resolve(tn)
 			if t == nil || t.Kind != yaml.MappingNode {
 				d.fail(tn, "a scenario test must be a mapping")
 				continue
 			}
-			id := scalarField(t, "id")
-			if id == "" {
-				id = slug(scalarField(t, "description"))
+			id := scenarioTestID(scalarField(t, "id"), cfgID, index, ci, ti, len(tests))
+			if seen[id] {
+				// AgentV gives a test's own id to its row under every
+				// config; results here are keyed by id, so each row needs
+				// its own.
+				d.differ(tn, "scenario-duplicate-id", "scenario test %q runs under several configs, and AgentV gives each run the same id; agenteval adds __ and the config's id (or __config_N) to tell them apart", id)
+				if cfgID != "" {
+					id = id + "__" + cfgID
+				} else {
+					id = fmt.Sprintf("%s__config_%d", id, ci+1)
+				}
 			}
-			if id == "" {
-				id = fmt.Sprintf("scenario-%d-test-%d", index+1, ti+1)
-			}
+			seen[id] = true
 			row := &yaml.Node{Kind: yaml.MappingNode, Line: t.Line, Column: t.Column}
 			vars := &yaml.Node{Kind: yaml.MappingNode, Line: t.Line, Column: t.Column}
 			if cfgVars != nil {
 				vars.Content = append(vars.Content, cfgVars.Content...)
 			}
+			// The config's other keys apply where the test has none, and
+			// its assertions come before the test's, as AgentV merges them.
+			own := map[string]bool{}
 			for i := 0; i+1 < len(t.Content); i += 2 {
-				switch t.Content[i].Value {
+				own[t.Content[i].Value] = true
+			}
+			var cfgAssert *yaml.Node
+			if rc != nil && rc.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(rc.Content); i += 2 {
+					k := rc.Content[i].Value
+					switch {
+					case k == "id" || k == "vars" || k == "description":
+					case k == "assert" || k == "assertions":
+						cfgAssert = rc.Content[i+1]
+					case !own[k]:
+						row.Content = append(row.Content, rc.Content[i], rc.Content[i+1])
+					}
+				}
+			}
+			for i := 0; i+1 < len(t.Content); i += 2 {
+				switch k := t.Content[i].Value; k {
 				case "id":
 				case "vars":
 					if tv := resolve(t.Content[i+1]); tv != nil && tv.Kind == yaml.MappingNode {
 						vars.Content = overrideKeys(vars.Content, tv.Content)
 					}
+				case "assert", "assertions":
+					if cfgAssert != nil {
+						row.Content = append(row.Content, t.Content[i], concatSeq(cfgAssert, t.Content[i+1]))
+						cfgAssert = nil
+						continue
+					}
+					row.Content = append(row.Content, t.Content[i], t.Content[i+1])
 				default:
 					row.Content = append(row.Content, t.Content[i], t.Content[i+1])
 				}
 			}
+			if cfgAssert != nil {
+				row.Content = append(row.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "assert"}, cfgAssert)
+			}
 			row.Content = append(row.Content,
-				&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "id"}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: id + "-" + cfgID, Line: t.Line, Column: t.Column},
+				&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "id"}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: id, Line: t.Line, Column: t.Column},
 				&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "vars"}, vars)
 			out = append(out, testItem{n: row, d: d})
 		}
@@ -405,4 +439,34 @@ func oneOrMany(n *yaml.Node) []*yaml.Node {
 		return rn.Content
 	}
 	return []*yaml.Node{rn}
+}
+
+// scenarioTestID names a scenario's test under one config as AgentV v5
+// does: the test's own id; else the config's id (with
+// __scenario_test_N when the scenario has several tests); else
+// scenario-S-C-T, all 1-based.
+func scenarioTestID(testID, cfgID string, s, c, t, tests int) string {
+	switch {
+	case strings.TrimSpace(testID) != "":
+		return testID
+	case strings.TrimSpace(cfgID) != "" && tests > 1:
+		return fmt.Sprintf("%s__scenario_test_%d", cfgID, t+1)
+	case strings.TrimSpace(cfgID) != "":
+		return cfgID
+	}
+	return fmt.Sprintf("scenario-%d-%d-%d", s+1, c+1, t+1)
+}
+
+// concatSeq is two assertion lists as one, a's first; a list that is not
+// a sequence is taken as one item.
+func concatSeq(a, b *yaml.Node) *yaml.Node {
+	items := func(n *yaml.Node) []*yaml.Node {
+		if r := resolve(n); r != nil && r.Kind == yaml.SequenceNode {
+			return r.Content
+		}
+		return []*yaml.Node{n}
+	}
+	out := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: b.Line, Column: b.Column}
+	out.Content = append(append(out.Content, items(a)...), items(b)...)
+	return out
 }
