@@ -31,7 +31,10 @@ type piece struct {
 
 var (
 	sectionHeader = regexp.MustCompile(`(?m)^\[\[ ## ([a-z_]+) ## \]\]\s*$`)
-	nonceAttr     = regexp.MustCompile(`<[a-z_]+(?: key="[^"]*")? id="([0-9a-f]{8,})">`)
+	nonceAttr     = regexp.MustCompile(`<[a-z_]+(?: [a-z_]+="[^"]*")* id="([0-9a-f]{8,})">`)
+	nameAttr      = regexp.MustCompile(` name="([^"]*)"`)
+	// fileName is a line that is only a file's name or path.
+	fileName = regexp.MustCompile(`^[\w./-]+\.(md|txt|ts|js|py|yaml|json)$`)
 	// roleMarker is how AgentV labels the messages of a question, and
 	// rolePrefix how it labels a transcript's lines.
 	roleMarker = regexp.MustCompile(`^@\[[A-Za-z_ ]+\]:$`)
@@ -88,7 +91,7 @@ func agentevalPieces(reqs []fakellm.LogEntry) []piece {
 // blocks finds the blocks under nonce, outermost first; a conversation
 // block is given as its messages' blocks.
 func blocks(text, nonce string) []piece {
-	open := regexp.MustCompile(`<([a-z_]+)(?: key="[^"]*")? id="` + regexp.QuoteMeta(nonce) + `">`)
+	open := regexp.MustCompile(`<([a-z_]+)((?: [a-z_]+="[^"]*")*) id="` + regexp.QuoteMeta(nonce) + `">`)
 	var out []piece
 	for len(text) > 0 {
 		loc := open.FindStringSubmatchIndex(text)
@@ -97,6 +100,11 @@ func blocks(text, nonce string) []piece {
 		}
 		name := text[loc[2]:loc[3]]
 		closeTag := "</" + name + ` id="` + nonce + `">`
+		label := name
+		if m := nameAttr.FindStringSubmatch(text[loc[4]:loc[5]]); m != nil {
+			// A template variable's block: <var name="rubric" ...>.
+			label = name + " " + m[1]
+		}
 		end := strings.Index(text[loc[1]:], closeTag)
 		if end < 0 {
 			break
@@ -107,13 +115,13 @@ func blocks(text, nonce string) []piece {
 		// given as the blocks it holds.
 		if inner := blocks(body, nonce); len(inner) > 0 {
 			for i := range inner {
-				inner[i].name = name + "/" + inner[i].name
+				inner[i].name = label + "/" + inner[i].name
 			}
 			out = append(out, inner...)
 			continue
 		}
 		if b := strings.TrimSpace(body); b != "" {
-			out = append(out, piece{name, b})
+			out = append(out, piece{label, b})
 		}
 	}
 	return out
@@ -221,6 +229,9 @@ func compareJudge(tc *TestComparison, av, ae []fakellm.LogEntry, src sources, sk
 				how = "all of"
 			}
 			c := fmt.Sprintf("%s's judge sees %s the %s, %s's does not", from, how, p.name, to)
+			if !slices.ContainsFunc(missing, func(l string) bool { return !fileName.MatchString(l) }) {
+				c = fmt.Sprintf("%s's judge sees a file's name as the %s, %s's does not", from, p.name, to)
+			}
 			if !slices.ContainsFunc(missing, src.has) && !jsonMember.MatchString(missing[0]) {
 				// Not the test's material as it stands: material with the
 				// tool's words added, or the tool's own text, told apart by

@@ -102,8 +102,8 @@ func TestPieces(t *testing.T) {
 		t.Errorf("AgentV pieces: %s", got)
 	}
 	ae := agentevalPieces([]fakellm.LogEntry{{Messages: []fakellm.LogMessage{{Role: "user",
-		Content: `<conversation id="abcdef012345"><user id="abcdef012345">Q</user id="abcdef012345"></conversation id="abcdef012345"><criterion key="c1" id="abcdef012345">C</criterion id="abcdef012345">`}}}})
-	if got := names(ae); got != "conversation/user criterion" {
+		Content: `<conversation id="abcdef012345"><user id="abcdef012345">Q</user id="abcdef012345"></conversation id="abcdef012345"><criterion key="c1" id="abcdef012345">C</criterion id="abcdef012345"><var name="rubric" id="abcdef012345">R</var id="abcdef012345">`}}}})
+	if got := names(ae); got != "conversation/user criterion var rubric" {
 		t.Errorf("agenteval pieces: %s", got)
 	}
 	plain := agentevalPieces([]fakellm.LogEntry{{Messages: []fakellm.LogMessage{{Role: "user", Content: "no blocks"}}}})
