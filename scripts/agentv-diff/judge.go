@@ -163,10 +163,15 @@ func missingLines(p piece, haystack string) (missing []string, total int) {
 		}
 		if m := jsonMember.FindStringSubmatch(line); m != nil {
 			// A member of an object written as JSON: its text is the
-			// material, looked for as text. Ids, weights, flags and
-			// short values each tool shows its own way, or not at all.
+			// material, looked for as it is and as text. Ids, weights,
+			// flags and short values each tool shows its own way, or not
+			// at all.
 			var v string
 			if json.Unmarshal([]byte(m[1]), &v) != nil || len(v) < 12 {
+				continue
+			}
+			if strings.Contains(haystack, normalizeLine(m[1])) {
+				total++
 				continue
 			}
 			line = v

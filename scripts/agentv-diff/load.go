@@ -190,7 +190,7 @@ func firstError(path string) string {
 	var first string
 	for _, line := range strings.Split(ansi.ReplaceAllString(string(b), ""), "\n") {
 		line = strings.TrimSpace(line)
-		if line == "" || exitNote.MatchString(line) || strings.HasPrefix(line, "Artifact directory:") {
+		if line == "" || exitNote.MatchString(line) || strings.HasPrefix(line, "Artifact directory:") || notice.MatchString(line) {
 			continue
 		}
 		if strings.Contains(strings.ToLower(line), "error") {
@@ -218,7 +218,12 @@ func listError(path, id string) string {
 	return firstError(path)
 }
 
-var exitNote = regexp.MustCompile(`^exit \d+$`)
+var (
+	exitNote = regexp.MustCompile(`^exit \d+$`)
+	// notice is agenteval's note of a difference or a warning, printed at
+	// the start of a run: not why a run failed.
+	notice = regexp.MustCompile(`^\S+:\d+:\d+: (differs from |warning: )`)
+)
 
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")

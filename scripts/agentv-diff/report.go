@@ -163,6 +163,7 @@ var reasons = []struct{ aspect, prefix, reason string }{
 	{aspectScore, "AgentV: execution error: Transform failed", "AgentV's file transform expects an .xlsx file from the target, which the fake does not make; agenteval runs no transform"},
 	{aspectScore, "agenteval: execution error: custom-prompt-eval: prompt_command", "a prompt command names a file that is not there: agenteval ends the test in an execution error, AgentV skips the grader"},
 	{aspectScore, "agenteval: execution error: strict-eval: prompt_command", "a prompt command names a file that is not there: agenteval ends the test in an execution error, AgentV skips the grader"},
+	{aspectScore, "grader llm_grader only in agenteval's results", "AgentV's results hold fewer LLM graders than the test names (AgentV head reports its metric: llm-rubric graders under one llm-rubric score); agenteval scores each"},
 	{aspectScore, "the graders agree but", "the tools combine the graders' scores differently (weights, required graders, whether the criteria's own judge counts)"},
 
 	// Agent requests.
