@@ -6,7 +6,13 @@
 # to the agent, and the material (reply, reference, criteria, question)
 # sent to the judge.
 #
-#   scripts/agentv-diff/run.sh [--files GLOB] [--out REPORT.md] [--work DIR] [-j N] [REF]
+#   scripts/agentv-diff/run.sh [--files GLOB] [--out REPORT.md] [--json REPORT.json] [--work DIR] [-j N] [REF]
+#
+# Both measurements, with a prebuilt agenteval:
+#
+#   for ref in v4.42.4 head; do
+#     AGENTEVAL=/path/to/agenteval scripts/agentv-diff/run.sh --out agentv-diff-$ref.md --json agentv-diff-$ref.json $ref
+#   done
 #
 # REF is the AgentV git ref whose examples/ are tested (default v4.42.4;
 # "head" is the mirror's HEAD, the newest v5 examples, which AgentV runs
@@ -15,8 +21,10 @@
 # /work/.mirror/EntityProcess+agentv/repo). --files GLOB keeps the eval files
 # whose path under examples/ matches GLOB (bash pattern, e.g.
 # 'features/basic*/*'). --out writes the Markdown report to a file (default
-# stdout); --work keeps the raw material (logs, results, report.json) in DIR
-# instead of a temporary folder; -j runs N tests at once (default 2).
+# stdout); --json writes the comparison of every test as JSON, to compare
+# two runs test by test; --work keeps the raw material (logs, results,
+# report.json) in DIR instead of a temporary folder; -j runs N tests at
+# once (default 2). The full set takes about 5 to 12 minutes at -j 2.
 #
 # Environment:
 #   AGENTEVAL       a prebuilt agenteval binary (default: go build ./cmd/agenteval)
@@ -59,11 +67,12 @@ set -euo pipefail
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2; }
 
-files_glob='*' out='' work='' jobs=2 ref=v4.42.4
+files_glob='*' out='' json_out='' work='' jobs=2 ref=v4.42.4
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--files) files_glob=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
+	--json) json_out=$2; shift 2 ;;
 	--work) work=$2; shift 2 ;;
 	-j) jobs=$2; shift 2 ;;
 	-h | --help) usage ;;
@@ -334,4 +343,8 @@ if [[ -n $out ]]; then
 	log "report written to $out"
 else
 	"$work/avdiff" "${report_args[@]}"
+fi
+if [[ -n $json_out ]]; then
+	cp "$work/report.json" "$json_out"
+	log "comparison written to $json_out"
 fi
