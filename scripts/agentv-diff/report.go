@@ -161,8 +161,8 @@ var reasons = []struct{ aspect, prefix, reason string }{
 	{aspectScore, "grader script (agenteval script) scores differently", "S5: the payload on a code grader's stdin differs (AgentV's contract script checks its fields: trace, input_files and others)"},
 	{aspectScore, "grader code-grader (agenteval script) scores differently", "S5: the payload on a code grader's stdin differs (AgentV's contract script checks its fields: trace, input_files and others)"},
 	{aspectScore, "AgentV: execution error: Transform failed", "AgentV's file transform expects an .xlsx file from the target, which the fake does not make; agenteval runs no transform"},
-	{aspectScore, "agenteval: execution error: custom-prompt-eval: prompt_command", "a prompt command names a file that is not there: agenteval ends the test in an execution error, AgentV skips the grader"},
-	{aspectScore, "agenteval: execution error: strict-eval: prompt_command", "a prompt command names a file that is not there: agenteval ends the test in an execution error, AgentV skips the grader"},
+	{aspectScore, "agenteval: execution error: custom-prompt-eval: prompt_command", "the grader's prompt command names a file that is not there (the example is stale): agenteval ends the test in an execution error, AgentV head leaves the grader out of its results"},
+	{aspectScore, "agenteval: execution error: strict-eval: prompt_command", "the grader's prompt command names a file that is not there (the example is stale): agenteval ends the test in an execution error, AgentV head leaves the grader out of its results"},
 	{aspectScore, "grader llm_grader only in agenteval's results", "AgentV's results hold fewer LLM graders than the test names (AgentV head reports its metric: llm-rubric graders under one llm-rubric score); agenteval scores each"},
 	{aspectScore, "the graders agree but", "the tools combine the graders' scores differently (weights, required graders, whether the criteria's own judge counts)"},
 
