@@ -6,7 +6,7 @@
 # to the agent, and the material (reply, reference, criteria, question)
 # sent to the judge.
 #
-#   scripts/agentv-diff/run.sh [--files GLOB] [--out REPORT.md] [--json REPORT.json] [--work DIR] [-j N] [REF]
+#   scripts/agentv-diff/run.sh [--files GLOB] [--out REPORT.md] [--json REPORT.json] [--work DIR] [-j N] [--agentv-system-prompt] [REF]
 #
 # Both measurements, with a prebuilt agenteval:
 #
@@ -25,6 +25,10 @@
 # two runs test by test; --work keeps the raw material (logs, results,
 # report.json) in DIR instead of a temporary folder; -j runs N tests at
 # once (default 2). The full set takes about 5 to 12 minutes at -j 2.
+# --agentv-system-prompt gives agenteval, as a user would in agenteval.yaml,
+# system_prompt: with the default system prompt AgentV's LLM targets add
+# (read from the AgentV that runs, never copied into this repository), so
+# that agent requests compare on everything else.
 #
 # Environment:
 #   AGENTEVAL       a prebuilt agenteval binary (default: go build ./cmd/agenteval)
@@ -67,7 +71,7 @@ set -euo pipefail
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2; }
 
-files_glob='*' out='' json_out='' work='' jobs=2 ref=v4.42.4
+files_glob='*' out='' json_out='' work='' jobs=2 ref=v4.42.4 same_system=0
 while [[ $# -gt 0 ]]; do
 	case $1 in
 	--files) files_glob=$2; shift 2 ;;
@@ -75,6 +79,7 @@ while [[ $# -gt 0 ]]; do
 	--json) json_out=$2; shift 2 ;;
 	--work) work=$2; shift 2 ;;
 	-j) jobs=$2; shift 2 ;;
+	--agentv-system-prompt) same_system=1; shift ;;
 	-h | --help) usage ;;
 	-*) echo "run.sh: unknown option $1" >&2; usage ;;
 	*) ref=$1; shift ;;
@@ -184,6 +189,22 @@ if ((need > have)); then
 fi
 log "agentv $("$agentv" --version 2>/dev/null | tail -1) on node $(node --version); agenteval $AGENTEVAL"
 
+# agenteval's project file: empty, or system_prompt: with AgentV's default
+# system prompt, as its installed code defines it.
+project_file=$work/agenteval.yaml
+: > "$project_file"
+if ((same_system)); then
+	src_dir=$agentv_dir/node_modules/agentv/dist
+	[[ $version == head ]] && src_dir=$agentv_dir/packages/core/src
+	prompt=$(grep -rhoE 'DEFAULT_SYSTEM_PROMPT = "[^"]*"' "$src_dir" 2>/dev/null | head -1 | sed -E 's/^DEFAULT_SYSTEM_PROMPT = //')
+	if [[ -z $prompt ]]; then
+		log "--agentv-system-prompt: AgentV's DEFAULT_SYSTEM_PROMPT not found under $src_dir"
+		exit 1
+	fi
+	printf 'system_prompt: %s\n' "$prompt" > "$project_file"
+	log "agenteval gets AgentV's default system prompt as system_prompt: in $project_file"
+fi
+
 # --- The eval files -----------------------------------------------------------
 
 commit=$(git --git-dir="$mirror" rev-parse --short "$ref^{commit}")
@@ -271,7 +292,7 @@ done
 export FAKE_API_KEY=sk-agentv-diff-0000000000000000 FAKE_AGENT_MODEL=fake-agent FAKE_JUDGE_MODEL=fake-judge
 export AGENTV_NO_UPDATE_CHECK=1 HOME_FOR_AGENTV=$work/home
 mkdir -p "$HOME_FOR_AGENTV"
-export AGENTEVAL AGENTV=$agentv WORK=$work ADDR=$addr TIMEOUT_S=$timeout_s V5=$v5
+export AGENTEVAL AGENTV=$agentv WORK=$work ADDR=$addr TIMEOUT_S=$timeout_s V5=$v5 PROJECT_FILE=$project_file
 
 # run_agentv TAG FILE OUTDIR [TEST_ID]: AgentV runs FILE (or one test of it)
 # with every request tagged TAG. AgentV resolves relative paths from the
@@ -293,7 +314,7 @@ run_agentv() {
 # run_agenteval TAG FILE OUT [TEST_ID]: the same for agenteval.
 run_agenteval() {
 	local tag=$1 file=$2 out=$3 id=${4:-}
-	local args=(run "$WORK/tree/$file" --target openai:fake-agent --judge openai:fake-judge --no-cache --no-store -q -o "$out")
+	local args=(run "$WORK/tree/$file" --config "$PROJECT_FILE" --target openai:fake-agent --judge openai:fake-judge --no-cache --no-store -q -o "$out")
 	[[ -n $id ]] && args+=(--filter "$id")
 	(
 		cd "$(dirname "$WORK/tree/$file")"
