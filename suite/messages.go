@@ -158,6 +158,12 @@ func (d *decoder) message(n *yaml.Node, what string, role agenteval.Role) agente
 	md := d.messageDecoder(n, role)
 	ms := md.Message(nil, d.jsonValue(n))
 	d.report(n, what, md.Problems)
+	// Structured content (a mapping that is not a content block) reaches
+	// the model as the file wrote it, keys in order: the decoder's maps
+	// have none.
+	if c := mappingField(resolve(n), "content"); c != nil && !hasKey(c, "type") && len(ms) > 0 {
+		ms[0].Content = d.jsonText(c)
+	}
 	return ms
 }
 

@@ -173,3 +173,22 @@ func TestLoneQuestionTrimmed(t *testing.T) {
 		t.Errorf("two = %q", got)
 	}
 }
+
+// The same in a list of messages, where the message decoder reads it.
+func TestJSONContentKeepsOrderInMessages(t *testing.T) {
+	s, err := Parse("t.yaml", []byte(`tests:
+  - id: a
+    input:
+      - {role: system, content: x}
+      - role: user
+        content: {type_of: check, b: 1, a: 2}
+    assertions: [{type: contains, value: x}]
+`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"type_of\": \"check\",\n  \"b\": 1,\n  \"a\": 2\n}"
+	if got := s.Tests[0].Input[1].Content; got != want {
+		t.Errorf("content =\n%s\nwant\n%s", got, want)
+	}
+}
