@@ -32,6 +32,8 @@
 #
 # Environment:
 #   AGENTEVAL       a prebuilt agenteval binary (default: go build ./cmd/agenteval)
+#   FAKELLM         the agenteval binary that serves the fake (default: AGENTEVAL;
+#                   give a current one when AGENTEVAL predates fakellm --log)
 #   AGENTEVAL_LABEL what the report calls that binary (default: its path)
 #   AGENTV_VERSION  the npm version of agentv to run (default 4.42.4), or
 #                   "head": AgentV's CLI from the mirror's HEAD, run from
@@ -196,7 +198,9 @@ project_file=$work/agenteval.yaml
 if ((same_system)); then
 	src_dir=$agentv_dir/node_modules/agentv/dist
 	[[ $version == head ]] && src_dir=$agentv_dir/packages/core/src
-	prompt=$(grep -rhoE 'DEFAULT_SYSTEM_PROMPT = "[^"]*"' "$src_dir" 2>/dev/null | head -1 | sed -E 's/^DEFAULT_SYSTEM_PROMPT = //')
+	# The built package writes it on one line with double quotes; the
+	# TypeScript source on the next line, in single quotes.
+	prompt=$(grep -rh -A1 'DEFAULT_SYSTEM_PROMPT =' "$src_dir" 2>/dev/null | tr '\n' ' ' | grep -oE "DEFAULT_SYSTEM_PROMPT = *[\"'][^\"']*[\"']" | head -1 | sed -E "s/^DEFAULT_SYSTEM_PROMPT = *//; s/^'(.*)'\$/\"\1\"/") || true
 	if [[ -z $prompt ]]; then
 		log "--agentv-system-prompt: AgentV's DEFAULT_SYSTEM_PROMPT not found under $src_dir"
 		exit 1
@@ -277,7 +281,7 @@ alias_entry() { # NAME MODEL
 
 # --- The fake -----------------------------------------------------------------
 
-"$AGENTEVAL" fakellm --addr 127.0.0.1:0 --latency 0 --log "$work/requests.jsonl" --judge-model fake-judge > "$work/fake.out" 2> "$work/fake.err" &
+"${FAKELLM:-$AGENTEVAL}" fakellm --addr 127.0.0.1:0 --latency 0 --log "$work/requests.jsonl" --judge-model fake-judge > "$work/fake.out" 2> "$work/fake.err" &
 fake_pid=$!
 addr=''
 for _ in $(seq 100); do
