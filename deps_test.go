@@ -87,7 +87,7 @@ var rules = map[string]rule{
 	"dataset":      {may: []string{".", "internal/..."}},
 	"trace":        {may: []string{".", "dataset", "internal/..."}, ext: []string{"go.opentelemetry.io/proto/otlp/...", "google.golang.org/protobuf/..."}},
 	"report":       {may: []string{".", "results"}},
-	"results":      {may: []string{".", "internal/redact"}},
+	"results":      {may: []string{".", "internal/redact", "internal/jsonvalue"}},
 	"compare":      {may: []string{".", "report", "results"}},
 	"shard":        {may: []string{".", "results"}},
 	"otelexport":   {may: []string{".", "results", "internal/redact"}, ext: []string{"go.opentelemetry.io/otel/..."}},

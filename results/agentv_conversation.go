@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/jsonvalue"
 )
 
 // An AgentV test's conversation is in one of these places, tried in this
@@ -245,7 +246,7 @@ func (rd *Reader) avMessages(ln int, raws []json.RawMessage) agenteval.Conversat
 				tc.ID = "call_" + strconv.Itoa(calls)
 			}
 			msg.ToolCalls = append(msg.ToolCalls, tc)
-			answers = append(answers, agenteval.Message{Role: agenteval.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: valueText(c.Output)})
+			answers = append(answers, agenteval.Message{Role: agenteval.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: jsonvalue.Text(c.Output)})
 		}
 		conv = append(conv, msg)
 		conv = append(conv, answers...)
@@ -267,7 +268,7 @@ func (rd *Reader) avContent(ln int, raw json.RawMessage, msg *agenteval.Message)
 	}
 	var blocks []map[string]any
 	if raw[0] != '[' || json.Unmarshal(raw, &blocks) != nil {
-		return valueText(raw), nil
+		return jsonvalue.Text(raw), nil
 	}
 	var texts []string
 	var parts []agenteval.Part
@@ -359,7 +360,7 @@ func (rd *Reader) avTurns(ln int, turns []avTurn) agenteval.Conversation {
 						tc.DurationMS = ms
 					}
 					out, _ := json.Marshal(res["output"])
-					answers = append(answers, agenteval.Message{Role: agenteval.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: valueText(out)})
+					answers = append(answers, agenteval.Message{Role: agenteval.RoleTool, ToolCallID: tc.ID, Name: tc.Name, Content: jsonvalue.Text(out)})
 				}
 				msg.ToolCalls = append(msg.ToolCalls, tc)
 			default:
@@ -395,20 +396,6 @@ func avArgs(raw json.RawMessage) (map[string]any, string) {
 		return nil, s
 	}
 	return nil, string(raw)
-}
-
-// valueText is a JSON value as text: a string as itself, anything else as
-// its JSON.
-func valueText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) == nil {
-		return b.String()
-	}
-	return string(raw)
 }
 
 // idText is an id written as a string or a number.

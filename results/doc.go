@@ -15,6 +15,6 @@
 // AgentVDifferences. Renderers for people (the table, HTML, JUnit, Markdown) are in
 // package report, which builds on this one.
 //
-// It may import the root package, internal/redact and the standard
-// library.
+// It may import the root package, internal/redact, internal/jsonvalue and
+// the standard library.
 package results

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
+	"github.com/agenteval/agenteval/internal/jsonvalue"
 )
 
 // A cli target's reply file is read as AgentV reads it: a JSON object
@@ -266,7 +267,7 @@ func cliConversation(msgs []cliMessage) (agenteval.Conversation, error) {
 			}
 			msg.ToolCalls = append(msg.ToolCalls, call)
 			if len(c.output) > 0 && string(c.output) != "null" {
-				results = append(results, agenteval.Message{Role: agenteval.RoleTool, ToolCallID: c.id, Name: c.tool, Content: cliResultText(c.output)})
+				results = append(results, agenteval.Message{Role: agenteval.RoleTool, ToolCallID: c.id, Name: c.tool, Content: jsonvalue.Text(c.output)})
 			}
 		}
 		conv = append(conv, msg)
@@ -300,20 +301,6 @@ func cliContent(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(texts, "\n")
-}
-
-// cliResultText is a tool's output as a tool message holds it: a string as
-// it is, anything else as compact JSON.
-func cliResultText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) == nil {
-		return b.String()
-	}
-	return string(raw)
 }
 
 // jsString is a JSON value as JavaScript's String() renders it: AgentV's

@@ -4,6 +4,7 @@
 package jsonvalue
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -121,4 +122,19 @@ func Equal(a, b any) bool {
 	ja, err1 := json.Marshal(a)
 	jb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(ja) == string(jb)
+}
+
+// Text is a raw JSON value as a tool message holds it: a string as
+// itself, anything else as compact JSON (or as written, if it is not
+// valid JSON).
+func Text(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) == nil {
+		return b.String()
+	}
+	return string(raw)
 }
