@@ -360,26 +360,8 @@ func twoTargets() []*agenteval.Result {
 // the table, the Markdown failures and the JUnit cases name their target.
 func TestTargetsLabelled(t *testing.T) {
 	multi := &results.Header{RunID: "r", Target: "alpha, a-target-name-too-long-for-its-column"}
-	writeAll := func(w Writer, h *results.Header, rs []*agenteval.Result) {
-		t.Helper()
-		if st, ok := w.(Starter); ok && h != nil {
-			if err := st.Start(h); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var sum results.Summary
-		for _, r := range rs {
-			sum.Add(r)
-			if err := w.Write(r); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(&sum); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var buf bytes.Buffer
-	writeAll(NewTable(&buf, TableOptions{Details: -1}), multi, twoTargets())
+	writeRun(t, NewTable(&buf, TableOptions{Details: -1}), multi, twoTargets())
 	// In the suite's order: by test, then by target as the run lists them.
 	want := "TEST                      TARGET                    SCORE  VERDICT\n" +
 		"a-rather-long-test-iden…  alpha                     0.250  FAIL\n" +
@@ -391,19 +373,19 @@ func TestTargetsLabelled(t *testing.T) {
 	}
 	// Without a header, the caller names the targets.
 	buf.Reset()
-	writeAll(NewTable(&buf, TableOptions{Details: -1, Targets: []string{"alpha", "a-target-name-too-long-for-its-column"}}), nil, twoTargets())
+	writeRun(t, NewTable(&buf, TableOptions{Details: -1, Targets: []string{"alpha", "a-target-name-too-long-for-its-column"}}), nil, twoTargets())
 	if !strings.HasPrefix(buf.String(), want) {
 		t.Errorf("table with the targets given:\n%s", buf.String())
 	}
 	// One target: no column.
 	buf.Reset()
-	writeAll(NewTable(&buf, TableOptions{Details: -1}), &results.Header{Target: "alpha"}, twoTargets()[:2])
+	writeRun(t, NewTable(&buf, TableOptions{Details: -1}), &results.Header{Target: "alpha"}, twoTargets()[:2])
 	if strings.Contains(buf.String(), "TARGET") || strings.Contains(buf.String(), "alpha") {
 		t.Errorf("one target:\n%s", buf.String())
 	}
 
 	buf.Reset()
-	writeAll(NewMarkdown(&buf), multi, twoTargets())
+	writeRun(t, NewMarkdown(&buf), multi, twoTargets())
 	for _, tg := range []string{"alpha", "a-target-name-too-long-for-its-column"} {
 		if !strings.Contains(buf.String(), "| s/a-rather-long-test-identifier-that-is-clipped \\["+tg+"\\] | fail |") {
 			t.Errorf("markdown lacks the failure on %s:\n%s", tg, buf.String())
@@ -411,7 +393,7 @@ func TestTargetsLabelled(t *testing.T) {
 	}
 
 	buf.Reset()
-	writeAll(NewJUnit(&buf), nil, twoTargets())
+	writeRun(t, NewJUnit(&buf), nil, twoTargets())
 	for _, tg := range []string{"alpha", "a-target-name-too-long-for-its-column"} {
 		if !strings.Contains(buf.String(), `<testcase name="ok [`+tg+`]" classname="s"`) {
 			t.Errorf("junit lacks ok on %s:\n%s", tg, buf.String())

@@ -203,8 +203,8 @@ func sequentialTrials(t *agenteval.Test, n int) bool {
 	return n > 1 && (t.TrialStrategy == agenteval.ReducePassAtK && !t.TrialsRunAll || t.TrialCostLimit > 0)
 }
 
-// stopAfter says whether a test's trials end with tr, the last to finish
-// (one-by-one trials only).
+// stopAfter adds tr's cost to the test's and says whether its trials end
+// with tr, the last to finish (one-by-one trials only).
 func (st *testState) stopAfter(tr agenteval.Trial) bool {
 	t := st.test
 	if tr.Usage != nil && tr.Usage.CostUSD != nil {

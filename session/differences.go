@@ -19,7 +19,13 @@ import (
 // target runs an AgentV file's tests without the system prompt AgentV
 // would send, and which judge AgentV's configuration chose.
 func runNotes(p *Plan) []string {
-	return append(append(systemPromptDifferences(p), cliConversationDifferences(p)...), judgeNotes(p)...)
+	return append(runDifferences(p), judgeNotes(p)...)
+}
+
+// runDifferences are the run's differences from AgentV that depend on the
+// targets chosen: said even under -q, as each file's are.
+func runDifferences(p *Plan) []string {
+	return append(systemPromptDifferences(p), cliConversationDifferences(p)...)
 }
 
 // cliConversationDifferences says, once per AgentV cli target, that its

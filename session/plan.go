@@ -116,7 +116,7 @@ func (s *Session) Plan() (*Plan, error) {
 		return nil, err
 	}
 	// Said even under -q, as each file's differences are.
-	for _, n := range append(systemPromptDifferences(p), cliConversationDifferences(p)...) {
+	for _, n := range runDifferences(p) {
 		opt.logf("%s\n", n)
 	}
 	for _, n := range judgeNotes(p) {

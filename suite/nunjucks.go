@@ -153,17 +153,7 @@ func (s *substitution) wholeValue(path string) (any, bool) {
 	if s.skip[path] {
 		return nil, false
 	}
-	var cur any = s.vars
-	for _, p := range strings.Split(strings.TrimPrefix(path, "vars."), ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[p]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
+	return s.varAt(path)
 }
 
 // renderTemplate renders one string of a prompt template, written at n.

@@ -136,9 +136,14 @@ func (s *substitution) lookupAt(name string, at *yaml.Node) (any, bool) {
 	if s.skip[name] {
 		return nil, false
 	}
-	path := strings.Split(strings.TrimPrefix(name, "vars."), ".")
+	return s.varAt(name)
+}
+
+// varAt is the variable a dotted path names (vars.a.b, or a.b), followed
+// through nested mappings.
+func (s *substitution) varAt(name string) (any, bool) {
 	var cur any = s.vars
-	for _, p := range path {
+	for _, p := range strings.Split(strings.TrimPrefix(name, "vars."), ".") {
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil, false
