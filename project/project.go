@@ -117,6 +117,7 @@ func Apply(c *Config, s *suite.Suite) {
 			s.Tools = append(s.Tools, t)
 		}
 	}
+	s.MCPServers = append(s.MCPServers, c.MCPServers...)
 	if c.Judge != nil && (s.Judge == nil || s.Judge.FromAgentV) {
 		j := *c.Judge
 		s.Judge = &j

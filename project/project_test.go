@@ -119,7 +119,7 @@ tests: []
 		t.Fatal("no error")
 	}
 	for _, want := range []string{
-		p + `:2:5: target "api" needs one of model, http, command or replay`,
+		p + `:2:5: target "api" needs one of model, http, a2a, agui, command or replay`,
 		p + ":3:8: judge must be provider:model",
 		p + ":4:12: simulator must be provider:model",
 		p + ":6:11: defaults.trials must be between 1 and",

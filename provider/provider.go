@@ -61,6 +61,13 @@ type Config struct {
 	CallBudget time.Duration
 	// Prices overrides the built-in price table.
 	Prices *PriceTable
+	// API is the wire API: "chat" (Chat Completions; the default when "")
+	// or "responses" (OpenAI's Responses API). An adapter that cannot
+	// speak the one asked for refuses to open.
+	API string
+	// Store is the Responses API's store flag: nil or true threads calls
+	// by previous_response_id, false sends the whole input every call.
+	Store *bool
 }
 
 // String renders the config as its spec, without secrets.

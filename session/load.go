@@ -1,6 +1,7 @@
 package session
 
 import (
+	"io"
 	"runtime/debug"
 	"strings"
 
@@ -16,6 +17,9 @@ type Session struct {
 	opt     Options
 	Suites  []*suite.Suite
 	configs map[*suite.Suite]*project.Config
+	// closers are the opened targets that hold resources for the whole
+	// run (MCP servers), closed when the run ends.
+	closers []io.Closer
 }
 
 // Options are the options the session was loaded with.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/agenteval/agenteval"
@@ -153,6 +154,7 @@ func (p *Plan) runAll(ctx context.Context, sink *Sink) error {
 	if err := p.open(); err != nil {
 		return err
 	}
+	defer p.s.closeTargets()
 	if p.s.opt.DryRun {
 		ctx = grade.DryRun(ctx)
 	}
@@ -221,6 +223,9 @@ func (s *Session) options(st *suite.Suite, tr targetRun) (run.Options, error) {
 		if err != nil {
 			return run.Options{}, configErr("target %s: %s", tr.spec.Name, provider.Redact(err.Error()))
 		}
+		if c, ok := agent.(io.Closer); ok {
+			s.closers = append(s.closers, c)
+		}
 	}
 	if opt.WrapAgent != nil {
 		agent = opt.WrapAgent(agent)
@@ -254,4 +259,16 @@ func (s *Session) options(st *suite.Suite, tr targetRun) (run.Options, error) {
 		return m, err
 	}
 	return ro, nil
+}
+
+// closeTargets releases what the run's targets hold (MCP servers they
+// started), once the run is over. A target that fails to close is
+// reported on stderr: its results are already written.
+func (s *Session) closeTargets() {
+	for _, c := range s.closers {
+		if err := c.Close(); err != nil {
+			s.opt.logf("warning: closing a target: %s\n", provider.Redact(err.Error()))
+		}
+	}
+	s.closers = nil
 }

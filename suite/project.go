@@ -14,11 +14,13 @@ import (
 // it; the keys are read here, with the same rules and messages as an eval
 // file's.
 type ProjectFile struct {
-	File      string
-	Targets   []TargetSpec
-	Tools     []ToolMock
-	Judge     *JudgeSpec
-	Simulator string
+	File    string
+	Targets []TargetSpec
+	Tools   []ToolMock
+	// MCPServers are MCP servers whose tools every model target uses.
+	MCPServers []MCPServer
+	Judge      *JudgeSpec
+	Simulator  string
 	// SystemPrompt, when set, is the system message a model target sends
 	// when a test's conversation has none: AgentV's LLM targets send a
 	// short instruction of their own then, agenteval sends this. Set to
@@ -48,7 +50,7 @@ type ProjectDefaults struct {
 	Trials int
 }
 
-var projectKeys = []string{"targets", "tools", "judge", "simulator", "system_prompt", "defaults", "store"}
+var projectKeys = []string{"targets", "tools", "mcp_servers", "judge", "simulator", "system_prompt", "defaults", "store"}
 
 // ParseProject reads a project file. The error, when not nil, joins every
 // problem found, each a *agenteval.PosError. The environment is
@@ -68,6 +70,8 @@ func ParseProject(path string, data []byte, opt Options) (*ProjectFile, error) {
 				p.Targets = d.targets(f.value)
 			case "tools":
 				p.Tools = d.tools(f.value)
+			case "mcp_servers":
+				p.MCPServers = d.mcpServers(f.value)
 			case "judge":
 				p.Judge = d.judge(f.value)
 			case "simulator":
@@ -96,6 +100,7 @@ func ParseProject(path string, data []byte, opt Options) (*ProjectFile, error) {
 	}
 	if opt.NoExec {
 		d.refuseTargets(p.Targets)
+		d.refuseMCP(p.MCPServers)
 	}
 	if p.Defaults.Target != "" && !strings.Contains(p.Defaults.Target, ":") {
 		found := false

@@ -35,6 +35,9 @@ type Suite struct {
 	Matrix []string
 	Judge  *JudgeSpec
 	Tools  []ToolMock
+	// MCPServers are MCP servers whose tools every model target of the
+	// file uses, beside its own.
+	MCPServers []MCPServer
 	// Threshold is execution.threshold or threshold; nil means 0.8.
 	Threshold *float64
 	// Workers is how many tests run at once when the command line does
@@ -72,6 +75,20 @@ type TargetSpec struct {
 	BaseURL string
 	APIKey  string
 	HTTP    *HTTPTarget
+	// A2A is an agent that speaks the A2A protocol (agent card, JSON-RPC).
+	A2A *ProtocolTarget
+	// AGUI is an agent that speaks AG-UI (RunAgentInput in, SSE events out).
+	AGUI *ProtocolTarget
+	// API is the wire API a model target speaks: "chat" (Chat Completions,
+	// the default when "") or "responses" (OpenAI's Responses API).
+	API string
+	// Store is the Responses API's store flag: nil or true threads a
+	// conversation by previous_response_id, false sends the whole input
+	// every call. Only with API "responses".
+	Store *bool
+	// MCPServers give a model target real tools: each server's tools are
+	// offered to the model, and its calls run on the server.
+	MCPServers []MCPServer
 	// Command is the argv of an agent process speaking JSON lines.
 	Command []string
 	Env     map[string]string
@@ -103,6 +120,32 @@ type TargetSpec struct {
 	alias string
 }
 
+// ProtocolTarget is an agent reached over a standard agent protocol (A2A,
+// AG-UI) at URL, with extra request headers (auth).
+type ProtocolTarget struct {
+	URL     string
+	Headers map[string]string
+}
+
+// MCPServer is an MCP server whose tools a model target uses: a program
+// speaking MCP on its stdin and stdout (Command, with Env and Dir), or a
+// Streamable HTTP endpoint (URL, with Headers).
+type MCPServer struct {
+	// Name labels the server in messages; default its command or URL.
+	Name    string
+	Command []string
+	Env     map[string]string
+	Dir     string
+	URL     string
+	Headers map[string]string
+	// Tools, when set, offers only these of the server's tools.
+	Tools []string
+	// BaseDir is where a relative Command or Dir starts: the file that
+	// declared the server.
+	BaseDir string
+	Pos     agenteval.Pos
+}
+
 // HTTPTarget is an agent behind an HTTP endpoint.
 type HTTPTarget struct {
 	URL     string
@@ -111,7 +154,10 @@ type HTTPTarget struct {
 
 // JudgeSpec configures the suite's judge.
 type JudgeSpec struct {
-	Model   string
+	Model string
+	// API is the wire API the judge speaks: "chat" (default) or
+	// "responses".
+	API     string
 	Samples int
 	Pos     agenteval.Pos
 	// FromAgentV says AgentV's configuration chose it (grader_target,

@@ -1,12 +1,13 @@
 package suite
 
 import (
+	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
 )
 
-var targetKeys = []string{"name", "model", "provider", "max_steps", "temperature", "max_tokens", "system_prompt", "http", "url", "headers", "command", "env", "dir", "replay", "timeout"}
+var targetKeys = []string{"name", "model", "provider", "max_steps", "temperature", "max_tokens", "system_prompt", "http", "url", "headers", "command", "env", "dir", "replay", "timeout", "a2a", "agui", "api", "store", "mcp_servers"}
 
 func (d *decoder) targets(n *yaml.Node) []TargetSpec {
 	n = resolve(n)
@@ -55,6 +56,23 @@ func (d *decoder) targets(n *yaml.Node) []TargetSpec {
 						t.HTTP.Headers = d.strMap(h.value, "http.headers")
 					}
 				}
+			case "a2a":
+				kinds++
+				t.A2A = d.protocolTarget(f.value, "a2a")
+			case "agui":
+				kinds++
+				t.AGUI = d.protocolTarget(f.value, "agui")
+			case "api":
+				t.API = d.str(f.value, "api")
+				if t.API != "chat" && t.API != "responses" {
+					d.fail(f.value, "api must be chat (Chat Completions, the default) or responses (OpenAI's Responses API), not %q", t.API)
+				}
+			case "store":
+				if b, ok := d.boolean(f.value, "store"); ok {
+					t.Store = &b
+				}
+			case "mcp_servers":
+				t.MCPServers = d.mcpServers(f.value)
 			case "url":
 				kinds++
 				t.HTTP = &HTTPTarget{URL: d.str(f.value, "url")}
@@ -99,9 +117,20 @@ func (d *decoder) targets(n *yaml.Node) []TargetSpec {
 			names[t.Name] = item.Line
 		}
 		if kinds == 0 {
-			d.fail(item, "target %q needs one of model, http, command or replay", t.Name)
+			d.fail(item, "target %q needs one of model, http, a2a, agui, command or replay", t.Name)
 		} else if kinds > 1 {
-			d.fail(item, "target %q has more than one of model, http, command and replay; keep one", t.Name)
+			d.fail(item, "target %q has more than one of model, http, a2a, agui, command and replay; keep one", t.Name)
+		}
+		if t.Model == "" {
+			if t.API != "" {
+				d.fail(item, "target %q: api is for model targets; an http, a2a, agui, command or replay agent speaks its own", t.Name)
+			}
+			if len(t.MCPServers) > 0 {
+				d.fail(item, "target %q: mcp_servers give tools to a model target; an http, a2a, agui, command or replay agent has its own tools", t.Name)
+			}
+		}
+		if t.Store != nil && t.API != "responses" {
+			d.fail(item, "target %q: store is a Responses API setting; add api: responses, or remove store", t.Name)
 		}
 		if t.HTTP != nil && t.HTTP.URL == "" {
 			d.fail(item, "target %q: http needs a url", t.Name)
@@ -110,6 +139,85 @@ func (d *decoder) targets(n *yaml.Node) []TargetSpec {
 			d.fail(item, "target %q: system_prompt is for model targets; an http, command or replay agent has its own", t.Name)
 		}
 		out = append(out, t)
+	}
+	return out
+}
+
+// protocolTarget reads an a2a or agui target: a URL, or {url, headers}.
+func (d *decoder) protocolTarget(n *yaml.Node, what string) *ProtocolTarget {
+	p := &ProtocolTarget{}
+	if rn := resolve(n); rn != nil && rn.Kind == yaml.ScalarNode {
+		p.URL = d.str(rn, what)
+	} else {
+		for _, f := range d.fields(n, what, []string{"url", "headers"}) {
+			switch f.key {
+			case "url":
+				p.URL = d.str(f.value, what+".url")
+			case "headers":
+				p.Headers = d.strMap(f.value, what+".headers")
+			}
+		}
+	}
+	if p.URL == "" {
+		d.fail(n, "%s needs a url, such as {url: http://127.0.0.1:9999}", what)
+	} else if !strings.HasPrefix(p.URL, "http://") && !strings.HasPrefix(p.URL, "https://") {
+		d.fail(n, "%s.url must be an http:// or https:// URL, not %q", what, p.URL)
+	}
+	return p
+}
+
+// mcpServers reads a list of MCP servers: {command: [...], env, dir} for a
+// program speaking MCP on stdio, or {url, headers} for Streamable HTTP.
+func (d *decoder) mcpServers(n *yaml.Node) []MCPServer {
+	rn := resolve(n)
+	if rn == nil || rn.Kind != yaml.SequenceNode {
+		d.fail(n, "mcp_servers must be a list of servers, each {command: [program, args...]} or {url: http://...}, not %s", kindName(rn))
+		return nil
+	}
+	var out []MCPServer
+	for _, item := range rn.Content {
+		m := MCPServer{Pos: d.pos(item), BaseDir: filepath.Dir(d.file)}
+		for _, f := range d.fields(item, "an MCP server", []string{"name", "command", "env", "dir", "url", "headers", "tools"}) {
+			switch f.key {
+			case "name":
+				m.Name = d.str(f.value, "mcp_servers.name")
+			case "command":
+				m.Command = d.argv(f.value, "mcp_servers.command")
+				if len(m.Command) == 0 || m.Command[0] == "" {
+					d.fail(f.value, "command needs the program and its arguments as a list, e.g. [node, tools-server.mjs]")
+				}
+			case "env":
+				m.Env = d.strMap(f.value, "mcp_servers.env")
+			case "dir":
+				m.Dir = d.str(f.value, "mcp_servers.dir")
+			case "url":
+				m.URL = d.str(f.value, "mcp_servers.url")
+				if !strings.HasPrefix(m.URL, "http://") && !strings.HasPrefix(m.URL, "https://") {
+					d.fail(f.value, "mcp_servers.url must be an http:// or https:// URL (MCP's Streamable HTTP), not %q", m.URL)
+				}
+			case "headers":
+				m.Headers = d.strMap(f.value, "mcp_servers.headers")
+			case "tools":
+				m.Tools = d.strList(f.value, "mcp_servers.tools")
+			}
+		}
+		switch {
+		case len(m.Command) > 0 && m.URL != "":
+			d.fail(item, "an MCP server has a command (stdio) or a url (Streamable HTTP), not both")
+		case len(m.Command) == 0 && m.URL == "":
+			d.fail(item, "an MCP server needs command: [program, args...] (stdio) or url: http://... (Streamable HTTP)")
+		case m.URL != "" && (len(m.Env) > 0 || m.Dir != ""):
+			d.fail(item, "env and dir are for an MCP server started as a command; a url server runs on its own")
+		case len(m.Command) > 0 && len(m.Headers) > 0:
+			d.fail(item, "headers are for an MCP server reached by url; a command server is given env")
+		}
+		if m.Name == "" {
+			m.Name = m.URL
+			if len(m.Command) > 0 {
+				m.Name = strings.Join(m.Command, " ")
+			}
+		}
+		out = append(out, m)
 	}
 	return out
 }
@@ -128,8 +236,13 @@ func (d *decoder) judge(n *yaml.Node) *JudgeSpec {
 		j.Model = d.str(rn, "judge")
 	} else {
 		var provider string
-		for _, f := range d.fields(n, "judge", []string{"model", "provider", "samples"}) {
+		for _, f := range d.fields(n, "judge", []string{"model", "provider", "samples", "api"}) {
 			switch f.key {
+			case "api":
+				j.API = d.str(f.value, "judge.api")
+				if j.API != "chat" && j.API != "responses" {
+					d.fail(f.value, "judge.api must be chat (Chat Completions, the default) or responses (OpenAI's Responses API), not %q", j.API)
+				}
 			case "model":
 				j.Model = d.str(f.value, "judge.model")
 			case "provider":

@@ -76,6 +76,7 @@ const noExecWhy = "refused under --no-exec, which runs no program an eval or pro
 // refuseExec reports everything in the file that would run a program.
 func (d *decoder) refuseExec(s *Suite) {
 	d.refuseTargets(s.Targets)
+	d.refuseMCP(s.MCPServers)
 	check := func(list []agenteval.AssertionSpec) {
 		for _, a := range list {
 			if runsProgram(d.defs(), a.Type, a.Params) {
@@ -100,6 +101,16 @@ func (d *decoder) refuseTargets(targets []TargetSpec) {
 		}
 		if ts.Template != "" {
 			d.errs = append(d.errs, ts.Pos.Errorf(fmt.Sprintf("target %q runs a command (AgentV's cli provider): %s", ts.Name, noExecWhy)))
+		}
+		d.refuseMCP(ts.MCPServers)
+	}
+}
+
+// refuseMCP reports MCP servers that would be started as programs.
+func (d *decoder) refuseMCP(servers []MCPServer) {
+	for _, m := range servers {
+		if len(m.Command) > 0 {
+			d.errs = append(d.errs, m.Pos.Errorf(fmt.Sprintf("MCP server %q runs %s: %s", m.Name, m.Command[0], noExecWhy)))
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // suiteKeys are the top-level keys of an eval file: ours, AgentV v4's and
 // AgentV v5's. Any other key is a warning and is ignored, as in AgentV.
 var suiteKeys = []string{
-	"name", "description", "input", "tests", "execution", "threshold", "targets", "judge", "tools", "metadata", "vars",
+	"name", "description", "input", "tests", "execution", "threshold", "targets", "judge", "tools", "mcp_servers", "metadata", "vars",
 	// AgentV v4.
 	"$schema", "suite", "category", "version", "author", "tags", "license", "requires", "input_files",
 	"target", "assertions", "evaluators", "evaluator", "preprocessors", "workspace", "governance", "eval_cases", "evalcases",
@@ -177,6 +177,8 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 			s.Judge = d.judge(f.value)
 		case "tools":
 			s.Tools = d.tools(f.value)
+		case "mcp_servers":
+			s.MCPServers = d.mcpServers(f.value)
 		case "metadata", "governance":
 			m, ok := d.value(f.value).(map[string]any)
 			if !ok {

@@ -49,6 +49,7 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 			cfg.APIKey = t.APIKey
 			redact.Add(t.APIKey)
 		}
+		cfg.API, cfg.Store = t.API, t.Store
 		if opt.Configure != nil {
 			opt.Configure(&cfg)
 		}
@@ -62,10 +63,24 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 			// with a system message: AgentV's rule for its own.
 			a.System = *sp
 		}
+		var servers []suite.MCPServer
+		servers = append(servers, t.MCPServers...)
 		if s != nil {
 			a.Tools = MockTools(s.Tools)
+			servers = append(servers, s.MCPServers...)
+		}
+		if len(servers) > 0 {
+			// The servers start on the conversation's first turn, so that
+			// opening a target for a dry run or a listing starts nothing.
+			return withMCP(a, servers, dir)
 		}
 		return a, nil
+	case s != nil && len(s.MCPServers) > 0:
+		return nil, fmt.Errorf("the file's mcp_servers give tools to model targets, and target %q is an agent with its own tools; run a model target, or move mcp_servers into the model targets that use them", t.Name)
+	case t.A2A != nil:
+		return NewA2A(*t.A2A, t.Timeout), nil
+	case t.AGUI != nil:
+		return withTools(NewAGUI(*t.AGUI, t.Timeout), t, s), nil
 	case t.HTTP != nil:
 		return withTools(&HTTPAgent{URL: t.HTTP.URL, Headers: t.HTTP.Headers, Timeout: t.Timeout}, t, s), nil
 	case len(t.Command) > 0:
@@ -108,7 +123,7 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 		}
 		return OpenReplay(p)
 	}
-	return nil, fmt.Errorf("target %q has no model, http, command or replay", t.Name)
+	return nil, fmt.Errorf("target %q has no model, http, a2a, agui, command or replay", t.Name)
 }
 
 // withTools gives an http or command agent the suite's mock tools, when it
