@@ -21,7 +21,8 @@ func openATIF(in *input) (convReader, error) {
 
 func atifTrajectory(raw json.RawMessage, _ map[string]json.RawMessage, pos Pos) *conv {
 	c := &conv{pos: pos}
-	t := decodeItem(raw)
+	var ad argDecoder
+	t, _ := ad.record(raw)
 	if t == nil {
 		c.problems = append(c.problems, errAt(pos, "an ATIF trajectory must be a JSON object"))
 		return c
@@ -58,7 +59,7 @@ func atifTrajectory(raw json.RawMessage, _ map[string]json.RawMessage, pos Pos) 
 			m = msg{role: "assistant", content: content, parts: body.Parts, reasoning: reasoning}
 			for j, tc := range list(st["tool_calls"]) {
 				tm := obj(tc)
-				cl := parseArgs(tm["arguments"], pos, fmt.Sprintf("%s.tool_calls[%d]", where, j), &c.problems)
+				cl := ad.args(tm["arguments"], pos, fmt.Sprintf("%s.tool_calls[%d]", where, j), &c.problems)
 				cl.id, cl.name = str(tm, "tool_call_id"), str(tm, "function_name")
 				m.calls = append(m.calls, cl)
 			}

@@ -27,12 +27,13 @@ func openClaude(in *input) (convReader, error) {
 
 type claudeState struct {
 	session
+	ad      argDecoder
 	lastMsg string // message.id of the assistant message being streamed
 	usageBy map[string]usage
 }
 
 func (st *claudeState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
-	l := decodeItem(raw)
+	l, _ := st.ad.record(raw)
 	if l == nil {
 		return
 	}
@@ -133,7 +134,7 @@ func (st *claudeState) assistant(m map[string]any, pos Pos, probs *[]problem) {
 			thinking = append(thinking, str(bm, "thinking"))
 		case "redacted_thinking":
 		case "tool_use", "server_tool_use":
-			c := parseArgs(bm["input"], pos, fmt.Sprintf("message.content[%d].input", i), probs)
+			c := st.ad.args(bm["input"], pos, fmt.Sprintf("message.content[%d].input", i), probs)
 			c.id, c.name = str(bm, "id"), str(bm, "name")
 			out.calls = append(out.calls, c)
 		default:

@@ -27,10 +27,11 @@ func openCodex(in *input) (convReader, error) {
 
 type codexState struct {
 	session
+	ad argDecoder
 }
 
 func (st *codexState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
-	l := decodeItem(raw)
+	l, _ := st.ad.record(raw)
 	if l == nil {
 		return
 	}
@@ -98,7 +99,7 @@ func (st *codexState) item(p map[string]any, pos Pos, probs *[]problem) {
 			st.s.add(msg{role: "assistant", reasoning: strings.Join(texts, "\n")})
 		}
 	case "function_call":
-		c := parseArgs(p["arguments"], pos, "function_call "+str(p, "name"), probs)
+		c := st.ad.args(p["arguments"], pos, "function_call "+str(p, "name"), probs)
 		c.id, c.name = str(p, "call_id"), str(p, "name")
 		st.s.add(msg{role: "assistant", calls: []call{c}})
 	case "custom_tool_call":
@@ -124,7 +125,7 @@ func (st *codexState) item(p map[string]any, pos Pos, probs *[]problem) {
 			isErr = o["success"] == false
 			out = o["content"]
 		}
-		st.s.result(msg{content: text(out), callID: str(p, "call_id"), isError: isErr})
+		st.s.result(msg{content: st.ad.text(out), callID: str(p, "call_id"), isError: isErr})
 	default:
 		st.left.add(fmt.Sprintf("response items of type %q", t), pos)
 	}

@@ -24,11 +24,12 @@ func openCopilot(in *input) (convReader, error) {
 
 type copilotState struct {
 	session
+	ad    argDecoder
 	calls map[string]bool // tool calls the assistant messages made
 }
 
 func (st *copilotState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
-	l := decodeItem(raw)
+	l, _ := st.ad.record(raw)
 	if l == nil {
 		return
 	}
@@ -45,7 +46,7 @@ func (st *copilotState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 		m := msg{role: "assistant", content: str(d, "content")}
 		for j, tr := range list(d["toolRequests"]) {
 			t := obj(tr)
-			c := parseArgs(t["arguments"], pos, fmt.Sprintf("data.toolRequests[%d]", j), probs)
+			c := st.ad.args(t["arguments"], pos, fmt.Sprintf("data.toolRequests[%d]", j), probs)
 			c.id, c.name = str(t, "toolCallId"), str(t, "name")
 			st.calls[c.id] = true
 			m.calls = append(m.calls, c)
@@ -56,7 +57,7 @@ func (st *copilotState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 	case "tool.execution_start":
 		// Calls the assistant message did not list (older CLIs) still count.
 		if id := str(d, "toolCallId"); !st.calls[id] {
-			c := parseArgs(d["arguments"], pos, "data.arguments", probs)
+			c := st.ad.args(d["arguments"], pos, "data.arguments", probs)
 			c.id, c.name = id, str(d, "toolName")
 			st.calls[id] = true
 			st.s.add(msg{role: "assistant", calls: []call{c}})

@@ -23,7 +23,8 @@ func openInspect(in *input) (convReader, error) {
 
 func inspectSample(raw json.RawMessage, parent map[string]json.RawMessage, pos Pos) *conv {
 	c := &conv{pos: pos}
-	s := decodeItem(raw)
+	var ad argDecoder
+	s, _ := ad.record(raw)
 	if s == nil {
 		c.problems = append(c.problems, errAt(pos, "an Inspect sample must be a JSON object"))
 		return c
@@ -60,7 +61,7 @@ func inspectSample(raw json.RawMessage, parent map[string]json.RawMessage, pos P
 		}
 		for j, tc := range list(m["tool_calls"]) {
 			t := obj(tc)
-			cl := parseArgs(t["arguments"], pos, fmt.Sprintf("%s.tool_calls[%d]", where, j), &c.problems)
+			cl := ad.args(t["arguments"], pos, fmt.Sprintf("%s.tool_calls[%d]", where, j), &c.problems)
 			cl.id, cl.name = str(t, "id"), str(t, "function")
 			if pe := str(t, "parse_error"); pe != "" {
 				c.problems = append(c.problems, warnAt(pos, fmt.Sprintf("%s.tool_calls[%d]: Inspect could not parse the model's arguments: %s", where, j, pe)))

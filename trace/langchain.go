@@ -44,7 +44,8 @@ func openLangChain(in *input) (convReader, error) {
 
 func langChainConv(raw json.RawMessage, pos Pos, n int) *conv {
 	c := &conv{pos: pos}
-	v, err := decodeJSON(string(raw))
+	var ad argDecoder
+	v, err := ad.decode(string(raw))
 	if err != nil {
 		c.problems = append(c.problems, errAt(pos, "malformed JSON: "+err.Error()))
 		return c
@@ -79,7 +80,7 @@ func langChainConv(raw json.RawMessage, pos Pos, n int) *conv {
 			c.problems = append(c.problems, warnAt(pos, fmt.Sprintf("messages[%d] is not a message object; left out", i)))
 			continue
 		}
-		lm, ok := langChainMessage(m, pos, fmt.Sprintf("messages[%d]", i), &c.problems, &s.usage)
+		lm, ok := langChainMessage(&ad, m, pos, fmt.Sprintf("messages[%d]", i), &c.problems, &s.usage)
 		if ok {
 			s.msgs = append(s.msgs, lm)
 		}
@@ -95,7 +96,7 @@ func langChainConv(raw json.RawMessage, pos Pos, n int) *conv {
 }
 
 // langChainMessage reads one message in any of the dump forms.
-func langChainMessage(m map[string]any, pos Pos, where string, probs *[]problem, u *usage) (msg, bool) {
+func langChainMessage(ad *argDecoder, m map[string]any, pos Pos, where string, probs *[]problem, u *usage) (msg, bool) {
 	typ := str(m, "type")
 	data := obj(m["data"])
 	switch {
@@ -122,10 +123,10 @@ func langChainMessage(m map[string]any, pos Pos, where string, probs *[]problem,
 	if role == "tool" && str(data, "status") == "error" {
 		out.isError = true
 	}
-	out.calls = toolCalls(data["tool_calls"], pos, where+".tool_calls", probs)
+	out.calls = ad.calls(toolCalls(data["tool_calls"], pos, where+".tool_calls", probs))
 	if len(out.calls) == 0 {
 		// Older dumps keep OpenAI's raw calls in additional_kwargs.
-		out.calls = toolCalls(obj(data["additional_kwargs"])["tool_calls"], pos, where+".additional_kwargs.tool_calls", probs)
+		out.calls = ad.calls(toolCalls(obj(data["additional_kwargs"])["tool_calls"], pos, where+".additional_kwargs.tool_calls", probs))
 	}
 	for j, tc := range list(data["invalid_tool_calls"]) {
 		t := obj(tc)
