@@ -1,7 +1,8 @@
-// Package fakellm is an OpenAI-compatible chat-completions server on
-// 127.0.0.1 for tests and load runs. It speaks the real wire protocol over
-// real HTTP, both plain JSON and streaming (SSE), so the code under test is
-// the code that talks to real providers: only the base URL differs.
+// Package fakellm is an OpenAI-compatible server on 127.0.0.1 for tests
+// and load runs: chat completions, and the Responses API (responses.go).
+// It speaks the real wire protocol over real HTTP, both plain JSON and
+// streaming (SSE), so the code under test is the code that talks to real
+// providers: only the base URL differs.
 //
 // Responses come from scripted rules, matched per request, or from defaults:
 // a structured-output request gets JSON generated from its schema. Rules can
@@ -39,6 +40,10 @@ const (
 	FaultUnauthorized Fault = "401"     // 401 invalid_api_key
 	FaultGarbage      Fault = "garbage" // 200 with a body that is not JSON
 	FaultHang         Fault = "hang"    // never answers; waits for the client to give up
+	// FaultFailed is a model that fails mid-answer: the Responses API
+	// answers 200 with status "failed" and an error object (in a stream,
+	// response.failed); chat completions, which has no such state, 500.
+	FaultFailed Fault = "failed"
 )
 
 // ToolCall is a tool call the fake model makes. Arguments is the raw JSON
@@ -68,6 +73,13 @@ type Reply struct {
 	// OpenAI's error shape.
 	Status       int
 	ErrorMessage string
+	// Reasoning, on the Responses API, puts a reasoning item with these
+	// summaries before the answer; chat completions has no place for it.
+	Reasoning []string
+	// Incomplete ends the answer early for this reason (max_output_tokens
+	// or content_filter): the Responses API's status "incomplete", chat's
+	// finish_reason "length" or "content_filter".
+	Incomplete string
 }
 
 // Rule answers the requests it matches, in order of registration; the first
@@ -124,6 +136,13 @@ type Request struct {
 	Header http.Header `json:"-"`
 	// Raw is the request body as sent.
 	Raw []byte `json:"-"`
+	// Path is the request's URL path: /v1/chat/completions, /v1/responses.
+	Path string `json:"-"`
+	// PreviousResponseID and Store are a Responses API request's; its
+	// Messages are then the whole conversation, the stored responses'
+	// input and output before the items it sent.
+	PreviousResponseID string `json:"-"`
+	Store              *bool  `json:"-"`
 }
 
 // ResponseFormat is the request's structured-output setting.
@@ -206,7 +225,7 @@ type Options struct {
 	// NoLog keeps no request log (Requests returns nothing), for load
 	// runs: a long run would hold every request it was sent.
 	NoLog bool
-	// Log, when set, receives one JSON line (a LogEntry) per chat request,
+	// Log, when set, receives one JSON line (a LogEntry) per request,
 	// with its answer; NoLog does not affect it.
 	Log io.Writer
 	// Tag tags the Log's entries of requests that carry no tag of their
@@ -233,6 +252,8 @@ type Server struct {
 	// are served, so that the fake's latency is the latency asked for and
 	// not a millisecond more: load runs measure the harness, not the fake.
 	late atomic.Int64
+	// stored holds the Responses API's stored responses.
+	stored responseStore
 }
 
 // Start starts a server on 127.0.0.1 on a free port.
@@ -259,6 +280,8 @@ func Serve(ln net.Listener, opts Options) *Server {
 	for _, prefix := range []string{"", "/t/{tag}"} {
 		mux.HandleFunc("POST "+prefix+"/v1/chat/completions", s.handleChat)
 		mux.HandleFunc("POST "+prefix+"/chat/completions", s.handleChat)
+		mux.HandleFunc("POST "+prefix+"/v1/responses", s.handleResponses)
+		mux.HandleFunc("POST "+prefix+"/responses", s.handleResponses)
 		mux.HandleFunc("GET "+prefix+"/v1/models", models)
 	}
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -299,7 +322,8 @@ func (s *Server) Requests() []*Request {
 	return append([]*Request(nil), s.log...)
 }
 
-// Calls is the number of chat requests received, faults included.
+// Calls is the number of requests received (chat and Responses API),
+// faults included.
 func (s *Server) Calls() int { return int(s.calls.Load()) }
 
 func (s *Server) pick(req *Request) Reply {
@@ -329,11 +353,26 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "invalid_request_error", "request body is not valid JSON: "+err.Error())
 		return
 	}
-	req.Raw, req.Header = body, r.Header
+	req.Raw, req.Header, req.Path = body, r.Header, r.URL.Path
+	s.serve(w, r, &req, nil, s.answer)
+}
+
+// apiErr is an error answer in OpenAI's shape.
+type apiErr struct {
+	status           int
+	typ, code, param string
+	msg              string
+}
+
+// serve logs a parsed request and answers it: with the error reject
+// (after the key is checked), with a fault or status a rule asks for, or
+// with answer. Both APIs share it, so rules, faults and the log work the
+// same for each.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, req *Request, reject *apiErr, answer func(http.ResponseWriter, *Request, Reply, *LogEntry)) {
 	if !s.opts.NoLog {
 		req.Header = r.Header.Clone()
 		s.mu.Lock()
-		s.log = append(s.log, &req)
+		s.log = append(s.log, req)
 		s.mu.Unlock()
 	}
 	// The log's line is written before the answer, so that a client that
@@ -341,7 +380,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	// is logged when it ends.
 	var le *LogEntry
 	if s.rlog != nil {
-		le = newLogEntry(r, &req, s.opts.Tag)
+		le = newLogEntry(r, req, s.opts.Tag)
 		defer s.flushLog(le)
 	}
 	// fail answers with an error, and notes it in the log.
@@ -357,9 +396,17 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		fail(401, "invalid_api_key", "Incorrect API key provided.")
 		return
 	}
-	reply := s.pick(&req)
+	if reject != nil {
+		if le != nil {
+			le.Status, le.Reply.Error = reject.status, reject.msg
+			s.flushLog(le)
+		}
+		writeErrorShape(w, *reject)
+		return
+	}
+	reply := s.pick(req)
 	if reply.Func != nil {
-		reply = reply.Func(&req)
+		reply = reply.Func(req)
 	}
 	if !s.sleep(r, s.opts.Latency+reply.Delay) {
 		return
@@ -382,6 +429,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	case FaultServer:
 		fail(500, "server_error", "The server had an error while processing your request.")
 		return
+	case FaultFailed:
+		if req.Path == "" || !strings.HasSuffix(req.Path, "/responses") {
+			fail(500, "server_error", "The model failed to generate a response.")
+			return
+		}
 	case FaultUnavailable:
 		fail(503, "server_error", "The engine is currently overloaded.")
 		return
@@ -404,7 +456,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	s.answer(w, &req, reply, le)
+	answer(w, req, reply, le)
 }
 
 // sleep waits d, or returns false when the client goes away first.
@@ -431,8 +483,18 @@ func (s *Server) sleep(r *http.Request, d time.Duration) bool {
 	}
 }
 
-// answer writes the reply, and notes it in le when the log is kept.
-func (s *Server) answer(w http.ResponseWriter, req *Request, reply Reply, le *LogEntry) {
+// resolved is a reply made concrete: its text, its tool calls with ids,
+// and its usage.
+type resolved struct {
+	content string
+	calls   []wireToolCall
+	usage   wireUsage
+}
+
+// resolve makes a reply concrete: the default answers (a tool call for a
+// tool-calling fake, JSON for a schema, a short text), call ids, and the
+// estimated usage. It notes the answer in le when the log is kept.
+func (s *Server) resolve(req *Request, reply Reply, le *LogEntry) resolved {
 	content := reply.Content
 	if reply.JSON != nil {
 		b, _ := json.Marshal(reply.JSON)
@@ -456,10 +518,6 @@ func (s *Server) answer(w http.ResponseWriter, req *Request, reply Reply, le *Lo
 		calls[i].Function.Name = c.Name
 		calls[i].Function.Arguments = c.Arguments
 	}
-	finish := "stop"
-	if len(calls) > 0 {
-		finish = "tool_calls"
-	}
 	if le != nil {
 		le.Status, le.Reply.Content = 200, content
 		for _, c := range calls {
@@ -478,6 +536,23 @@ func (s *Server) answer(w http.ResponseWriter, req *Request, reply Reply, le *Lo
 		}
 	}
 	usage := wireUsage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+	return resolved{content: content, calls: calls, usage: usage}
+}
+
+// answer writes the reply as a chat completion, and notes it in le when
+// the log is kept.
+func (s *Server) answer(w http.ResponseWriter, req *Request, reply Reply, le *LogEntry) {
+	rs := s.resolve(req, reply, le)
+	content, calls, usage := rs.content, rs.calls, rs.usage
+	finish := "stop"
+	switch {
+	case reply.Incomplete == "max_output_tokens":
+		finish = "length"
+	case reply.Incomplete != "":
+		finish = reply.Incomplete
+	case len(calls) > 0:
+		finish = "tool_calls"
+	}
 	id := fmt.Sprintf("chatcmpl-fake%d", s.ids.Add(1))
 	model := req.Model
 	if req.Stream {
@@ -733,6 +808,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": code, "code": code, "param": nil}})
+}
+
+// writeErrorShape writes an error whose type, code and param differ, as
+// the Responses API's invalid_request_error with a code does.
+func writeErrorShape(w http.ResponseWriter, e apiErr) {
+	var code, param any
+	if e.code != "" {
+		code = e.code
+	}
+	if e.param != "" {
+		param = e.param
+	}
+	writeJSON(w, e.status, map[string]any{"error": map[string]any{"message": e.msg, "type": e.typ, "code": code, "param": param}})
 }
 
 // Main starts a server with rules, points the OpenAI adapter at it

@@ -27,10 +27,13 @@ type LogEntry struct {
 	Tag  string `json:"tag,omitempty"`
 	Path string `json:"path"`
 	// Client is the request's User-Agent.
-	Client   string       `json:"client,omitempty"`
-	Model    string       `json:"model"`
-	Stream   bool         `json:"stream,omitempty"`
-	Messages []LogMessage `json:"messages"`
+	Client string `json:"client,omitempty"`
+	Model  string `json:"model"`
+	Stream bool   `json:"stream,omitempty"`
+	// PreviousResponseID is a Responses API request's: Messages are then
+	// the whole conversation, the stored part included.
+	PreviousResponseID string       `json:"previous_response_id,omitempty"`
+	Messages           []LogMessage `json:"messages"`
 	// Tools are the names of the offered tools, in order.
 	Tools []string `json:"tools,omitempty"`
 	// ResponseFormat is the requested format's type (json_schema,
@@ -103,6 +106,8 @@ func newLogEntry(r *http.Request, req *Request, defaultTag string) *LogEntry {
 		Client: r.Header.Get("User-Agent"),
 		Model:  req.Model,
 		Stream: req.Stream,
+
+		PreviousResponseID: req.PreviousResponseID,
 	}
 	if t := r.PathValue("tag"); t != "" {
 		e.Tag = t
