@@ -66,8 +66,10 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakellm":  fakeLLMCmd,
 			"otlpsink": otlpSinkCmd,
-			"verdicts": verdictsCmd,
-			"totals":   totalsCmd,
+			// nodeserver starts an agent of testdata/agents (nodeserver_test.go).
+			"nodeserver": nodeServerCmd,
+			"verdicts":   verdictsCmd,
+			"totals":     totalsCmd,
 			// exits N prog args... runs a program and checks its exit code;
 			// stdout and stderr are kept for the checks that follow.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
