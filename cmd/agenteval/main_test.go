@@ -40,6 +40,8 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") != "",
 		RequireExplicitExec: true,
+		// [node:NAME]: a JS agent of testdata/agents can run (nodeserver_test.go).
+		Condition: nodeAgentCondition,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
 			env.Setenv("TRACEDATA", filepath.Join(filepath.Dir(examples), "trace", "testdata"))

@@ -26,9 +26,9 @@ var urlRE = regexp.MustCompile(`https?://[^\s"']+`)
 // runs `node testdata/agents/NAME/server.mjs ARGS...` in the script's work
 // folder, with KEY=VALUE added to its environment, waits (20s at most) for
 // the first URL it prints on stdout, sets VAR to it, and stops the agent
-// when the script ends. A machine without node, or without the agent's
-// npm packages, skips the script, except under CI=true, where it fails:
-// CI installs them (npm ci --prefix testdata/agents/NAME).
+// when the script ends. Without node or the agent's npm packages it fails,
+// saying what to install; a script skips first with the condition
+// [node:NAME] (nodeAgentCondition).
 func nodeServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	var env []string
 	for len(args) > 0 && strings.Contains(args[0], "=") {
@@ -40,18 +40,12 @@ func nodeServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 	name, dir := args[1], filepath.Join("..", "..", "testdata", "agents", args[1])
 	dir, err := filepath.Abs(dir)
 	ts.Check(err)
-	missing := func(format string, a ...any) {
-		if os.Getenv("CI") == "true" {
-			ts.Fatalf(format+" (CI must install it)", a...)
-		}
-		ts.Skip(fmt.Sprintf(format, a...))
-	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		missing("node is not installed")
+		ts.Fatalf("node is not installed")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		missing("%s has no node_modules: run npm ci --prefix testdata/agents/%s", dir, name)
+		ts.Fatalf("%s has no node_modules: run npm ci --prefix testdata/agents/%s", dir, name)
 	}
 	cmd := exec.Command(node, append([]string{filepath.Join(dir, "server.mjs")}, args[2:]...)...)
 	cmd.Dir = ts.MkAbs(".")
@@ -102,3 +96,23 @@ func nodeServerCmd(ts *testscript.TestScript, neg bool, args []string) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// nodeAgentCondition is the scripts' condition [node:NAME]: node is
+// installed, and so are the npm packages of testdata/agents/NAME. A script
+// skips without them ([!node:NAME] skip), except under CI=true, where the
+// condition holds so that the script fails: CI installs them (npm ci
+// --prefix testdata/agents/NAME).
+func nodeAgentCondition(cond string) (bool, error) {
+	name, ok := strings.CutPrefix(cond, "node:")
+	if !ok {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	if os.Getenv("CI") == "true" {
+		return true, nil
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return false, nil
+	}
+	_, err := os.Stat(filepath.Join("..", "..", "testdata", "agents", name, "node_modules"))
+	return err == nil, nil
+}
