@@ -73,6 +73,20 @@ type Config struct {
 // String renders the config as its spec, without secrets.
 func (c Config) String() string { return c.Provider + ":" + c.Model }
 
+// ChatOnly is the check of an adapter that speaks only its provider's own
+// API: it refuses api: responses (OpenAI's Responses API) and store, its
+// setting, so that a target asking for them fails at open, saying why,
+// instead of running on another API than the one asked for.
+func ChatOnly(cfg Config) error {
+	switch {
+	case cfg.API != "" && cfg.API != "chat":
+		return fmt.Errorf("api: %s is OpenAI's Responses API, which %s models do not speak; remove api: from the target (or the judge), or use an openai: model (OpenAI, or a server that serves /v1/responses)", cfg.API, cfg.Provider)
+	case cfg.Store != nil:
+		return fmt.Errorf("store is a setting of OpenAI's Responses API, which %s models do not speak; remove store: from the target", cfg.Provider)
+	}
+	return nil
+}
+
 // Factory builds an adapter's raw model: one attempt per call, no retries.
 // Open wraps it with the shared limits.
 type Factory func(cfg Config, client *http.Client) (agenteval.Model, error)

@@ -87,6 +87,16 @@ func (st *responseStore) put(id string, r *storedResponse, items map[string]Mess
 	st.order = append(st.order, id)
 }
 
+// ForgetResponses drops the stored responses, as a server that lost
+// them (a restart, an expiry) would: continuing one is then the 400 of an
+// unknown previous_response_id.
+func (s *Server) ForgetResponses() {
+	st := &s.stored
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.resps, st.items, st.order = nil, nil, nil
+}
+
 // responsesBody is a Responses API request, as far as the fake reads it.
 type responsesBody struct {
 	Model              string            `json:"model"`

@@ -35,6 +35,9 @@ type model struct {
 // New builds the raw adapter; use provider.Open, which adds retries and
 // limits.
 func New(cfg provider.Config, client *http.Client) (agenteval.Model, error) {
+	if err := provider.ChatOnly(cfg); err != nil {
+		return nil, err
+	}
 	opts := []option.RequestOption{
 		option.WithHTTPClient(client),
 		option.WithMaxRetries(0),

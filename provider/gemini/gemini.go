@@ -30,6 +30,9 @@ type model struct {
 // New builds the raw adapter; use provider.Open, which adds retries and
 // limits.
 func New(cfg provider.Config, client *http.Client) (agenteval.Model, error) {
+	if err := provider.ChatOnly(cfg); err != nil {
+		return nil, err
+	}
 	cc := &genai.ClientConfig{APIKey: cfg.APIKey, Backend: genai.BackendGeminiAPI, HTTPClient: client}
 	if cfg.BaseURL != "" {
 		cc.HTTPOptions.BaseURL = strings.TrimRight(cfg.BaseURL, "/") + "/"

@@ -1,5 +1,6 @@
 // Package openai is the agenteval.Model adapter for OpenAI's Chat
-// Completions API, over the official openai-go SDK. The same adapter serves
+// Completions API and, with Config.API "responses", its Responses API
+// (responses.go), over the official openai-go SDK. The same adapter serves
 // every OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio,
 // OpenRouter, Azure OpenAI's v1 endpoint) through the base URL, and the
 // "ollama" provider is an alias with http://localhost:11434/v1 as its base.
@@ -32,6 +33,13 @@ func init() {
 type model struct {
 	client sdk.Client
 	name   string
+	// base is the base URL, ending in /, for error messages.
+	base string
+	// responses speaks the Responses API; store is its store flag, and
+	// threads, with store, the responses that continue conversations.
+	responses bool
+	store     bool
+	threads   *threads
 	// noTemperature is set once the model has refused a temperature (the
 	// o-series reasoning models accept only their default).
 	noTemperature atomic.Bool
@@ -45,10 +53,26 @@ func New(cfg provider.Config, client *http.Client) (agenteval.Model, error) {
 		option.WithMaxRetries(0), // provider.Open retries, the same way for every adapter
 		option.WithAPIKey(cfg.APIKey),
 	}
+	base := "https://api.openai.com/v1/"
 	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")+"/"))
+		base = strings.TrimRight(cfg.BaseURL, "/") + "/"
+		opts = append(opts, option.WithBaseURL(base))
 	}
-	return &model{client: sdk.NewClient(opts...), name: cfg.Model}, nil
+	m := &model{client: sdk.NewClient(opts...), name: cfg.Model, base: base}
+	switch cfg.API {
+	case "", "chat":
+		if cfg.Store != nil {
+			return nil, fmt.Errorf("store is a setting of the Responses API; add api: responses, or remove store")
+		}
+	case "responses":
+		m.responses, m.store = true, cfg.Store == nil || *cfg.Store
+		if m.store {
+			m.threads = newThreads()
+		}
+	default:
+		return nil, fmt.Errorf("api %q is not one this adapter speaks: use chat (Chat Completions, the default) or responses (the Responses API)", cfg.API)
+	}
+	return m, nil
 }
 
 // The request and reply of chat completions. The SDK sends them (its
@@ -131,6 +155,9 @@ type chatResponse struct {
 }
 
 func (m *model) Generate(ctx context.Context, req *agenteval.ModelRequest) (*agenteval.ModelResponse, error) {
+	if m.responses {
+		return m.generateResponses(ctx, req)
+	}
 	body := chatRequest{Model: m.name, MaxCompletionTokens: req.MaxTokens}
 	for _, msg := range req.Messages.WithCallIDs() {
 		cm, err := toMessage(msg)
