@@ -10,6 +10,7 @@
 // each request, EventSchemas checks each event, and EventEncoder writes them.
 //
 //   node server.mjs [--port N] [--token T] [--log FILE] [--forgetful]
+//   node server.mjs --check RUN_AGENT_INPUT.json
 //
 // It listens on 127.0.0.1 and prints its URL when ready. --token requires
 // "Authorization: Bearer T"; --log appends one JSON line per run (see
@@ -22,17 +23,26 @@ import { EventType } from "@ag-ui/core";
 import { RunAgentInputSchema, EventSchemas } from "@ag-ui/core/schemas";
 import { EventEncoder } from "@ag-ui/encoder";
 
-const opts = { port: 0, token: "", log: "", forgetful: false };
+const opts = { port: 0, token: "", log: "", forgetful: false, check: "" };
 for (let i = 2; i < process.argv.length; i++) {
   const a = process.argv[i];
   if (a === "--port") opts.port = Number(process.argv[++i]);
   else if (a === "--token") opts.token = process.argv[++i];
   else if (a === "--log") opts.log = process.argv[++i];
   else if (a === "--forgetful") opts.forgetful = true;
+  else if (a === "--check") opts.check = process.argv[++i];
   else {
     console.error(`unknown flag ${a}`);
     process.exit(2);
   }
+}
+
+// --check FILE validates a RunAgentInput written to a file (agenteval's
+// golden request) against the official schema, and exits.
+if (opts.check) {
+  const r = RunAgentInputSchema.safeParse(JSON.parse(fs.readFileSync(opts.check, "utf8")));
+  console.log(r.success ? `${opts.check}: a valid RunAgentInput` : `${opts.check}: ${r.error.message}`);
+  process.exit(r.success ? 0 : 1);
 }
 
 // The restaurants search_restaurants knows, by city and cuisine.
