@@ -68,7 +68,7 @@ func atifTrajectory(raw json.RawMessage, _ map[string]json.RawMessage, pos Pos) 
 			continue
 		}
 		if m.content != "" || len(m.calls) > 0 || m.role == "assistant" {
-			s.add(m)
+			s.add(m, pos, &c.problems)
 		}
 		for j, res := range list(obj(st["observation"])["results"]) {
 			rm := obj(res)
@@ -80,7 +80,7 @@ func atifTrajectory(raw json.RawMessage, _ map[string]json.RawMessage, pos Pos) 
 				c.problems = append(c.problems, warnAt(pos, fmt.Sprintf("%s.observation.results[%d] answers no tool call; left out", where, j)))
 				continue
 			}
-			s.result(msg{content: str(rm, "content"), callID: id})
+			s.result(msg{content: str(rm, "content"), callID: id}, pos, &c.problems)
 		}
 		if mt := obj(st["metrics"]); mt != nil {
 			if n, ok := intOf(mt["prompt_tokens"]); ok {

@@ -3,6 +3,7 @@ package trace
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Copilot CLI session events: ~/.copilot/session-state/<session>/
@@ -29,8 +30,9 @@ type copilotState struct {
 }
 
 func (st *copilotState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
-	l, _ := st.ad.record(raw)
-	if l == nil {
+	l, err := st.ad.record(raw)
+	if err != nil || l == nil {
+		*probs = append(*probs, warnAt(pos, notObject(raw, "a Copilot event")))
 		return
 	}
 	st.line(l, pos)
@@ -38,10 +40,11 @@ func (st *copilotState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 	switch typ := str(l, "type"); typ {
 	case "session.start":
 		st.id = str(d, "sessionId")
+		st.cwd = str(obj(d["context"]), "cwd")
 	case "session.model_change":
 		st.model(str(d, "newModel"))
 	case "user.message":
-		st.s.add(msg{role: "user", content: str(d, "content")})
+		st.s.add(msg{role: "user", content: str(d, "content")}, pos, probs)
 	case "assistant.message":
 		m := msg{role: "assistant", content: str(d, "content")}
 		for j, tr := range list(d["toolRequests"]) {
@@ -51,16 +54,16 @@ func (st *copilotState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 			st.calls[c.id] = true
 			m.calls = append(m.calls, c)
 		}
-		st.s.add(m)
+		st.s.add(m, pos, probs)
 	case "assistant.reasoning":
-		st.s.add(msg{role: "assistant", reasoning: str(d, "content")})
+		st.s.add(msg{role: "assistant", reasoning: str(d, "content")}, pos, probs)
 	case "tool.execution_start":
 		// Calls the assistant message did not list (older CLIs) still count.
 		if id := str(d, "toolCallId"); !st.calls[id] {
 			c := st.ad.args(d["arguments"], pos, "data.arguments", probs)
 			c.id, c.name = id, str(d, "toolName")
 			st.calls[id] = true
-			st.s.add(msg{role: "assistant", calls: []call{c}})
+			st.s.add(msg{role: "assistant", calls: []call{c}}, pos, probs)
 		}
 	case "tool.execution_complete":
 		res := obj(d["result"])
@@ -69,7 +72,7 @@ func (st *copilotState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 		if e := obj(d["error"]); e != nil && content == "" {
 			content = "error: " + str(e, "message")
 		}
-		st.s.result(msg{content: content, callID: str(d, "toolCallId"), isError: isErr})
+		st.s.result(msg{content: content, callID: str(d, "toolCallId"), isError: isErr}, pos, probs)
 	case "assistant.usage":
 		st.model(str(d, "model"))
 		if n, ok := intOf(d["inputTokens"]); ok {
@@ -82,11 +85,18 @@ func (st *copilotState) add(raw json.RawMessage, pos Pos, probs *[]problem) {
 			st.usage.cacheRead += n
 		}
 	case "assistant.turn_start", "assistant.turn_end", "assistant.intent", "session.info", "session.idle", "session.resume",
-		"session.usage_info", "session.truncation", "session.compaction_start", "session.compaction_complete",
+		"session.usage_info", "session.compaction_start",
 		"assistant.message_delta", "assistant.reasoning_delta", "tool.execution_progress", "tool.execution_partial_result",
 		"session.title_changed", "session.mode_changed", "session.plan_changed", "tool.user_requested":
-	case "session.error", "abort":
-		st.left.add(fmt.Sprintf("%s events", typ), pos)
+	case "abort":
+		st.event(pos, "interrupt", str(d, "reason"))
+	case "session.error":
+		st.event(pos, "error", str(d, "message", "errorType"))
+	case "session.truncation", "session.compaction_complete":
+		ev := st.event(pos, strings.TrimPrefix(typ, "session."), str(d, "summaryContent", "summary"))
+		if d != nil {
+			ev["data"] = d
+		}
 	default:
 		st.left.add(fmt.Sprintf("events of type %q", typ), pos)
 	}

@@ -72,7 +72,7 @@ func inspectSample(raw json.RawMessage, parent map[string]json.RawMessage, pos P
 			c.problems = append(c.problems, warnAt(pos, fmt.Sprintf("%s: unknown role %q; left out", where, str(m, "role"))))
 			continue
 		}
-		seqm.msgs = append(seqm.msgs, om)
+		seqm.push(om, pos, &c.problems)
 	}
 	id := str(s, "id")
 	if ep, ok := intOf(s["epoch"]); ok && ep > 1 {

@@ -82,7 +82,7 @@ func langChainConv(raw json.RawMessage, pos Pos, n int) *conv {
 		}
 		lm, ok := langChainMessage(&ad, m, pos, fmt.Sprintf("messages[%d]", i), &c.problems, &s.usage)
 		if ok {
-			s.msgs = append(s.msgs, lm)
+			s.push(lm, pos, &c.problems)
 		}
 	}
 	if id == "" {

@@ -44,8 +44,8 @@ func dump(t *testing.T, path, format string) []byte {
 		md, _ := json.Marshal(row.Sample.Metadata)
 		b.WriteString("metadata: " + string(md) + "\n")
 		for _, m := range row.Sample.UserInput {
-			j, _ := json.Marshal(m)
-			b.WriteString(string(j) + "\n")
+			b.Write(messageJSON(m))
+			b.WriteString("\n")
 		}
 	}
 	for _, w := range src.Warnings() {
