@@ -3,7 +3,6 @@
 // keyed by thread_id = conversation_id, and the reply carries the new
 // messages (LangChain's {type, content, tool_calls, tool_call_id} is one of
 // the message forms agenteval reads), so the tool calls are graded as made.
-import http from 'node:http';
 import { tool } from '@langchain/core/tools';
 import { MemorySaver, MessagesAnnotation, StateGraph } from '@langchain/langgraph';
 import { ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
@@ -41,6 +40,7 @@ const graph = new StateGraph(MessagesAnnotation)
   .compile({ checkpointer: new MemorySaver() });
 
 // ---- glue: agenteval's http target ----
+import http from 'node:http';
 http.createServer(async (req, res) => {
   let body = '';
   for await (const chunk of req) body += chunk;

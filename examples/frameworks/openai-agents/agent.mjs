@@ -2,8 +2,7 @@
 // as an http target. The agent keeps each conversation's history in a
 // MemorySession keyed by conversation_id, and its reply lists the tool calls
 // it made, so agenteval grades them without traces.
-import http from 'node:http';
-import { Agent, MemorySession, run, setOpenAIAPI, setTracingDisabled, tool } from '@openai/agents';
+import { Agent, run, tool } from '@openai/agents';
 import { z } from 'zod';
 
 // The tools, with canned data.
@@ -34,7 +33,8 @@ const agent = new Agent({
 });
 
 // ---- glue: agenteval's http target ----
-setOpenAIAPI('chat_completions'); // the fake model serves chat completions only
+import http from 'node:http';
+import { MemorySession, setTracingDisabled } from '@openai/agents';
 setTracingDisabled(true); // the SDK's own traces go to OpenAI, not OTLP
 const sessions = new Map();
 http.createServer(async (req, res) => {

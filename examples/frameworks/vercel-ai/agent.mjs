@@ -4,13 +4,8 @@
 // reach agenteval as OpenTelemetry spans (@ai-sdk/otel writes the GenAI
 // conventions' execute_tool spans), which `agenteval run --otlp-listen`
 // receives and puts into the transcript.
-import http from 'node:http';
 import { createOpenAI } from '@ai-sdk/openai';
-import { OpenTelemetry } from '@ai-sdk/otel';
-import { context, propagation } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { generateText, registerTelemetry, stepCountIs, tool } from 'ai';
+import { generateText, stepCountIs, tool } from 'ai';
 import { z } from 'zod';
 
 // The tools, with canned data.
@@ -34,19 +29,24 @@ const tools = {
 // The provider reads OPENAI_BASE_URL and OPENAI_API_KEY.
 const openai = createOpenAI();
 const respond = (messages) => generateText({
-  model: openai.chat(process.env.MODEL ?? 'gpt-4.1-mini'),
+  model: openai(process.env.MODEL ?? 'gpt-4.1-mini'),
   instructions: 'You help people find a restaurant and book a table. Check availability before booking.',
   messages,
   tools,
   stopWhen: stepCountIs(6),
 });
 
-// OpenTelemetry: the exporter reads OTEL_EXPORTER_OTLP_ENDPOINT, the batch
-// processor OTEL_BSP_SCHEDULE_DELAY; register() sets the W3C propagator.
+// ---- glue: OpenTelemetry, and agenteval's http target ----
+import http from 'node:http';
+import { OpenTelemetry } from '@ai-sdk/otel';
+import { context, propagation } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { registerTelemetry } from 'ai';
+// The exporter reads OTEL_EXPORTER_OTLP_ENDPOINT, the batch processor
+// OTEL_BSP_SCHEDULE_DELAY; register() sets the W3C trace context propagator.
 new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] }).register();
 registerTelemetry(new OpenTelemetry());
-
-// ---- glue: agenteval's http target ----
 http.createServer(async (req, res) => {
   let body = '';
   for await (const chunk of req) body += chunk;
