@@ -27,6 +27,12 @@ type Models struct {
 	// Judge is the judge as provider:model; "" means the suite's judge:,
 	// then $AGENTEVAL_JUDGE.
 	Judge string
+	// JudgeAPI is the wire API the judge speaks: "chat" (Chat Completions)
+	// or "responses" (OpenAI's Responses API); "" means the suite's
+	// judge: api when the suite's judge is used, else
+	// $AGENTEVAL_JUDGE_API, else chat. A simulated user played by the
+	// judge's model speaks it too.
+	JudgeAPI string
 	// Simulator plays simulated users; "" means the project file's, then
 	// the judge.
 	Simulator string
@@ -89,23 +95,52 @@ func (m *Models) BuildJudge() (*judge.Judge, error) {
 	if spec == "" {
 		return nil, nil
 	}
-	model, name, err := m.Open(spec, "judge")
+	api, err := m.judgeAPI()
+	if err != nil {
+		return nil, err
+	}
+	model, name, err := m.open(spec, "judge", api)
 	if err != nil {
 		return nil, err
 	}
 	return &judge.Judge{Model: model, Name: name}, nil
 }
 
+// judgeAPI is JudgeAPI, else $AGENTEVAL_JUDGE_API, checked.
+func (m *Models) judgeAPI() (string, error) {
+	api, from := m.JudgeAPI, "--judge-api"
+	if api == "" {
+		api, from = os.Getenv("AGENTEVAL_JUDGE_API"), "AGENTEVAL_JUDGE_API"
+	}
+	switch api {
+	case "", "chat", "responses":
+		return api, nil
+	}
+	return "", configErr("judge: %s %q is not an API; use chat (Chat Completions, the default) or responses (OpenAI's Responses API)", from, api)
+}
+
 // Open opens a model (a judge, a simulated user's) with the settings'
 // timeout, retries, rate limit and prices, behind the reply cache. role
-// names it in errors, which are *ConfigError.
+// names it in errors, which are *ConfigError. It speaks Chat Completions;
+// BuildJudge opens the judge with the API JudgeAPI names.
 func (m *Models) Open(spec, role string) (agenteval.Model, string, error) {
+	return m.open(spec, role, "")
+}
+
+// open is Open with the wire API ("" or "chat", or "responses").
+func (m *Models) open(spec, role, api string) (agenteval.Model, string, error) {
 	if m.FakeURL != "" {
 		spec = FakeModel
 	}
 	cfg, err := provider.ParseSpec(spec)
 	if err != nil {
 		return nil, "", configErr("%s: %v", role, err)
+	}
+	if api == "responses" {
+		// A judge's and a simulated user's calls stand alone (each sends
+		// its whole prompt), so nothing is stored to continue.
+		no := false
+		cfg.API, cfg.Store = api, &no
 	}
 	if err := m.Configure(&cfg); err != nil {
 		return nil, "", err
@@ -122,7 +157,11 @@ func (m *Models) Open(spec, role string) (agenteval.Model, string, error) {
 		// Judges and simulated users are replayed from the cache, so a
 		// rerun against the same agent sees the same verdicts and the same
 		// conversation. The endpoint is part of the model's identity.
-		model = cache.Wrap(model, cfg.String()+" "+cfg.BaseURL, m.store())
+		id := cfg.String() + " " + cfg.BaseURL
+		if cfg.API == "responses" {
+			id += " responses"
+		}
+		model = cache.Wrap(model, id, m.store())
 	}
 	return model, cfg.String(), nil
 }

@@ -236,6 +236,11 @@ func (s *Session) options(st *suite.Suite, tr targetRun) (run.Options, error) {
 		jm := models
 		if jm.Judge == "" && st.Judge != nil {
 			jm.Judge = st.Judge.Model
+			if jm.JudgeAPI == "" {
+				// The file's judge: speaks the api it names, unless
+				// --judge-api says otherwise.
+				jm.JudgeAPI = st.Judge.API
+			}
 		}
 		var err error
 		if j, err = jm.BuildJudge(); err != nil {

@@ -22,6 +22,7 @@ type judgeFlags struct {
 func (f *judgeFlags) add(fl *pflag.FlagSet) {
 	m := &f.models
 	fl.StringVar(&m.Judge, "judge", "", "judge model as provider:model, e.g. openai:gpt-4o-mini (default $AGENTEVAL_JUDGE)")
+	fl.StringVar(&m.JudgeAPI, "judge-api", "", "wire API of the judge: chat (Chat Completions) or responses (OpenAI's Responses API) (default: the file's judge: api when it names the judge, else $AGENTEVAL_JUDGE_API, else chat)")
 	fl.BoolVar(&m.NoCache, "no-cache", false, "do not read or write the cache of judge and simulated-user replies ("+cache.DefaultDir+" in the project root)")
 	fl.DurationVar(&m.Timeout, "timeout", 60*time.Second, "time limit for each model call attempt")
 	fl.DurationVar(&m.CallBudget, "call-budget", 0, "time limit for a model call with all its retries and waits (default (--max-retries + 1) × --timeout + 30s)")
