@@ -19,6 +19,12 @@ type shape struct {
 // detect picks the format of a file from its first bytes. What it cannot
 // place is left to the dataset reader, whose errors say what a row needs.
 func detect(head []byte) *Format {
+	if isZip(head) {
+		// Inspect's .eval log is the zip agenteval reads; the reader
+		// says so clearly when a zip is something else.
+		f, _ := LookupFormat("inspect")
+		return f
+	}
 	sh := sniff(head)
 	name := "ragas"
 	switch {

@@ -18,6 +18,9 @@ import (
 // (EvalLog, EvalSample) and model/_chat_message.py, tool/_tool_call.py.
 
 func openInspect(in *input) (convReader, error) {
+	if isZip(in.head()) {
+		return openInspectEval(in)
+	}
 	return perItem(in, []string{"samples"}, inspectSample)
 }
 
@@ -33,6 +36,17 @@ func inspectSample(raw json.RawMessage, parent map[string]json.RawMessage, pos P
 		if _, isLog := s["eval"]; isLog {
 			c.problems = append(c.problems, errAt(pos, "this Inspect log has no samples; write them with `inspect log convert --to json` from a log that kept them"))
 			return c
+		}
+	}
+	if att := obj(s["attachments"]); att != nil {
+		// Long content is kept once, in the sample's attachments, and
+		// named where it was: "attachment://<hash>".
+		missing := 0
+		for _, k := range []string{"messages", "output"} {
+			s[k] = resolveAttachments(s[k], att, &missing)
+		}
+		if missing > 0 {
+			c.problems = append(c.problems, warnAt(pos, fmt.Sprintf("%d attachment:// references name no attachment of the sample; kept as written", missing)))
 		}
 	}
 	md := map[string]any{"source_format": "inspect"}
@@ -118,4 +132,30 @@ func inspectSample(raw json.RawMessage, parent map[string]json.RawMessage, pos P
 	}
 	c.sample = sample
 	return c
+}
+
+const attachmentPrefix = "attachment://"
+
+// resolveAttachments replaces each string "attachment://<hash>" in v by
+// the attachment it names, in place (maps keep their identity, and so
+// their key order).
+func resolveAttachments(v any, att map[string]any, missing *int) any {
+	switch x := v.(type) {
+	case string:
+		if strings.HasPrefix(x, attachmentPrefix) {
+			if a, ok := att[strings.TrimPrefix(x, attachmentPrefix)].(string); ok {
+				return a
+			}
+			*missing++
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = resolveAttachments(e, att, missing)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = resolveAttachments(e, att, missing)
+		}
+	}
+	return v
 }

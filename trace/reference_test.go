@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -168,6 +169,20 @@ func checkOwnReference(t *testing.T, path, format string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data))); err == nil {
+		// A zip (Inspect's .eval): the text is its entries'.
+		var all []byte
+		for _, f := range zr.File {
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			all = append(append(all, b...), '\n')
+		}
+		data = all
+	}
 	objs := sourceObjects(data)
 	used := map[int]bool{}
 	src, err := Open(path, Options{Format: format})
@@ -237,6 +252,8 @@ var fFixtures = []struct{ file, format string }{
 	{"claude_code_2.0.37_damaged.jsonl", ""},
 	{"codex_0.58.0_compaction_damaged.jsonl", ""},
 	{"copilot_0.0.365_damaged.jsonl", ""},
+	{"inspect_0.3.140.eval", ""},
+	{"inspect_0.3.140_unfinished.eval", ""},
 }
 
 // fNewGolden are the fixtures whose golden files this file checks (the
@@ -247,6 +264,8 @@ var fNewGolden = []string{
 	"claude_code_2.0.37_damaged.jsonl",
 	"codex_0.58.0_compaction_damaged.jsonl",
 	"copilot_0.0.365_damaged.jsonl",
+	"inspect_0.3.140.eval",
+	"inspect_0.3.140_unfinished.eval",
 }
 
 func TestGoldenSessionLogs(t *testing.T) {

@@ -32,7 +32,7 @@ var Formats = []*Format{
 	{Name: "otlp", Aliases: []string{"otel", "opentelemetry", "openinference", "phoenix"}, Title: "OTLP JSON (OpenTelemetry GenAI, OpenLLMetry, OpenInference)", open: openOTLP},
 	{Name: "openai-agents", Aliases: []string{"agents", "openai-agents-sdk"}, Title: "OpenAI Agents SDK trace export", open: openAgents},
 	{Name: "langchain", Aliases: []string{"langgraph"}, Title: "LangChain/LangGraph messages", open: openLangChain},
-	{Name: "inspect", Aliases: []string{"inspect-ai"}, Title: "Inspect eval log (JSON)", open: openInspect},
+	{Name: "inspect", Aliases: []string{"inspect-ai"}, Title: "Inspect eval log (.eval or JSON)", open: openInspect},
 	{Name: "atif", Title: "ATIF trajectory", open: openATIF},
 	{Name: "claude", Aliases: []string{"claude-code"}, Title: "Claude Code session log", open: openClaude},
 	{Name: "codex", Title: "Codex rollout log", open: openCodex},
