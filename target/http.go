@@ -58,13 +58,25 @@ func noteHTTPSecrets(rawURL string, headers map[string]string) {
 	}
 }
 
-// NoteSecrets registers the credentials of every target of a suite, not
+// NoteSecrets registers the credentials of every target of a suite (and of
+// its MCP servers), not
 // only the one that runs: a command target inherits the whole environment,
 // and an agent may echo what it was given.
 func NoteSecrets(s *suite.Suite) {
+	for _, m := range s.MCPServers {
+		noteHTTPSecrets(m.URL, m.Headers)
+	}
 	for _, t := range s.Targets {
 		if t.HTTP != nil {
 			noteHTTPSecrets(t.HTTP.URL, t.HTTP.Headers)
+		}
+		for _, p := range []*suite.ProtocolTarget{t.A2A, t.AGUI} {
+			if p != nil {
+				noteHTTPSecrets(p.URL, p.Headers)
+			}
+		}
+		for _, m := range t.MCPServers {
+			noteHTTPSecrets(m.URL, m.Headers)
 		}
 		for k, v := range t.Env {
 			if redact.SecretName(k) {
