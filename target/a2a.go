@@ -221,7 +221,8 @@ func (a *A2AAgent) respond(ctx context.Context, req *agenteval.AgentRequest, tp 
 		method = methods.stream
 	}
 	if err := a.call(ctx, ep, method, ep.sendParams(out), ep.streaming, req.TraceParent, add); err != nil {
-		if conv.taskID != "" && strings.Contains(err.Error(), "(task not found)") {
+		var rpcErr *rpcError
+		if conv.taskID != "" && errors.As(err, &rpcErr) && rpcErr.Code == -32001 {
 			// The agent forgot the task it asked input for: the next
 			// turn starts a new one.
 			conv.taskID = ""

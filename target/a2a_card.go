@@ -24,12 +24,16 @@ const (
 // the JSON-RPC interface chosen, its protocol version and tenant, and
 // whether it streams.
 type a2aEndpoint struct {
-	cardURL   string
-	url       string
-	version   string // a2aV10 or a2aV03
-	tenant    string
-	streaming bool
-	name      string
+	cardURL string
+	url     string
+	version string // a2aV10 or a2aV03: the wire form
+	// versionHeader is the A2A-Version header: the interface's declared
+	// version as Major.Minor, or none when it declares none (which the
+	// spec reads as 0.3).
+	versionHeader string
+	tenant        string
+	streaming     bool
+	name          string
 }
 
 // wireCard holds the fields of an agent card that matter here, in either
@@ -135,7 +139,7 @@ func (a *A2AAgent) getCard(ctx context.Context, cardURL, traceparent string) (da
 func (c *wireCard) endpoint(cardURL string) (*a2aEndpoint, error) {
 	ep := &a2aEndpoint{cardURL: cardURL, name: c.Name, streaming: c.Capabilities.Streaming != nil && *c.Capabilities.Streaming}
 	var offered []string
-	pick := func(rawURL, version, tenant string) error {
+	pick := func(rawURL, version, declared, tenant string) error {
 		u, err := url.Parse(rawURL)
 		if err != nil || rawURL == "" {
 			return fmt.Errorf("its JSON-RPC interface has no usable url (%q)", rawURL)
@@ -144,14 +148,14 @@ func (c *wireCard) endpoint(cardURL string) (*a2aEndpoint, error) {
 		if base, err := url.Parse(cardURL); err == nil {
 			u = base.ResolveReference(u)
 		}
-		ep.url, ep.version, ep.tenant = u.String(), version, tenant
+		ep.url, ep.version, ep.versionHeader, ep.tenant = u.String(), version, majorMinor(declared), tenant
 		return nil
 	}
 	if len(c.SupportedInterfaces) > 0 {
 		for _, in := range c.SupportedInterfaces {
 			v := wireVersion(in.ProtocolVersion)
 			if strings.EqualFold(in.ProtocolBinding, "JSONRPC") && v != "" {
-				return ep, pick(in.URL, v, in.Tenant)
+				return ep, pick(in.URL, v, in.ProtocolVersion, in.Tenant)
 			}
 			offered = append(offered, fmt.Sprintf("%s %s at %s", in.ProtocolBinding, orUnset(in.ProtocolVersion), in.URL))
 		}
@@ -161,12 +165,12 @@ func (c *wireCard) endpoint(cardURL string) (*a2aEndpoint, error) {
 			preferred = "JSONRPC"
 		}
 		if strings.EqualFold(preferred, "JSONRPC") {
-			return ep, pick(c.URL, a2aV03, "")
+			return ep, pick(c.URL, a2aV03, c.ProtocolVersion, "")
 		}
 		offered = append(offered, fmt.Sprintf("%s at %s", preferred, c.URL))
 		for _, in := range c.AdditionalInterfaces {
 			if strings.EqualFold(in.Transport, "JSONRPC") {
-				return ep, pick(in.URL, a2aV03, "")
+				return ep, pick(in.URL, a2aV03, c.ProtocolVersion, "")
 			}
 			offered = append(offered, fmt.Sprintf("%s at %s", in.Transport, in.URL))
 		}
@@ -188,6 +192,16 @@ func wireVersion(v string) string {
 		return a2aV10
 	}
 	return ""
+}
+
+// majorMinor cuts a version to Major.Minor, as A2A-Version carries it
+// (0.3.0 is 0.3).
+func majorMinor(v string) string {
+	parts := strings.SplitN(strings.TrimSpace(v), ".", 3)
+	if len(parts) > 2 {
+		parts = parts[:2]
+	}
+	return strings.Join(parts, ".")
 }
 
 func orUnset(s string) string {

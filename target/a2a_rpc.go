@@ -84,7 +84,9 @@ func (a *A2AAgent) call(ctx context.Context, ep *a2aEndpoint, method string, par
 	} else {
 		hr.Header.Set("Accept", "application/json")
 	}
-	hr.Header.Set("A2A-Version", ep.version)
+	if ep.versionHeader != "" {
+		hr.Header.Set("A2A-Version", ep.versionHeader)
+	}
 	a.setHeaders(hr, traceparent)
 	resp, err := a.client().Do(hr)
 	if err != nil {

@@ -332,21 +332,24 @@ func TestA2ACardForms(t *testing.T) {
 	for _, tc := range []struct {
 		name, card           string
 		url, version, tenant string
+		header               string // A2A-Version
 		streaming            bool
 		err                  string
 	}{
 		{name: "1.0 first JSON-RPC entry wins", card: `{"supportedInterfaces":[{"url":"http://h/v03","protocolBinding":"JSONRPC","protocolVersion":"0.3"},{"url":"http://h/v10","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],"capabilities":{"streaming":true}}`,
-			url: "http://h/v03", version: a2aV03, streaming: true},
+			url: "http://h/v03", version: a2aV03, header: "0.3", streaming: true},
 		{name: "tenant", card: `{"supportedInterfaces":[{"url":"http://h/rpc","protocolBinding":"jsonrpc","protocolVersion":"1.0","tenant":"t1"}]}`,
-			url: "http://h/rpc", version: a2aV10, tenant: "t1"},
+			url: "http://h/rpc", version: a2aV10, header: "1.0", tenant: "t1"},
 		{name: "unknown versions are skipped", card: `{"supportedInterfaces":[{"url":"http://h/v2","protocolBinding":"JSONRPC","protocolVersion":"2.0"},{"url":"http://h/v1","protocolBinding":"JSONRPC","protocolVersion":"1.1"}]}`,
-			url: "http://h/v1", version: a2aV10},
+			url: "http://h/v1", version: a2aV10, header: "1.1"},
 		{name: "0.3 card", card: `{"protocolVersion":"0.3.0","url":"http://h/rpc","capabilities":{"streaming":false}}`,
+			url: "http://h/rpc", version: a2aV03, header: "0.3"},
+		{name: "0.3 card without a version", card: `{"url":"http://h/rpc"}`,
 			url: "http://h/rpc", version: a2aV03},
 		{name: "0.3 card with JSON-RPC as an additional interface", card: `{"protocolVersion":"0.3.0","url":"http://h/grpc","preferredTransport":"GRPC","additionalInterfaces":[{"url":"http://h/rpc","transport":"JSONRPC"}]}`,
-			url: "http://h/rpc", version: a2aV03},
+			url: "http://h/rpc", version: a2aV03, header: "0.3"},
 		{name: "relative url", card: `{"supportedInterfaces":[{"url":"/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
-			url: "http://agent.test/a2a", version: a2aV10},
+			url: "http://agent.test/a2a", version: a2aV10, header: "1.0"},
 		{name: "no JSON-RPC", card: `{"supportedInterfaces":[{"url":"http://h/grpc","protocolBinding":"GRPC","protocolVersion":"1.0"},{"url":"http://h/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}]}`,
 			err: "it offers no JSON-RPC interface in A2A 1.0 or 0.3, only GRPC 1.0 at http://h/grpc, HTTP+JSON 1.0 at http://h/rest; agenteval speaks A2A over JSON-RPC: serve that binding too"},
 		{name: "0.3 without JSON-RPC", card: `{"url":"http://h/grpc","preferredTransport":"GRPC"}`,
@@ -368,7 +371,7 @@ func TestA2ACardForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ep.url != tc.url || ep.version != tc.version || ep.tenant != tc.tenant || ep.streaming != tc.streaming {
+			if ep.url != tc.url || ep.version != tc.version || ep.versionHeader != tc.header || ep.tenant != tc.tenant || ep.streaming != tc.streaming {
 				t.Errorf("got %+v", *ep)
 			}
 		})
@@ -644,5 +647,38 @@ func TestA2AOldCardPath(t *testing.T) {
 	}
 	if !strings.Contains(got, `"content": "two"`) {
 		t.Errorf("transcript:\n%s", got)
+	}
+}
+
+// TestA2AForgottenTask checks that a turn continuing a task the agent no
+// longer knows fails, and the next turn starts a new task in the same
+// context.
+func TestA2AForgottenTask(t *testing.T) {
+	const card = `{"supportedInterfaces":[{"url":"$URL/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`
+	asks := `{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_INPUT_REQUIRED","message":{"messageId":"a1","role":"ROLE_AGENT","parts":[{"text":"Which day?"}]}}}}`
+	s := newA2AServer(t, card,
+		a2aStep{method: "SendMessage", result: asks},
+		a2aStep{method: "SendMessage", rpcErr: `{"code":-32001,"message":"Task not found: t1"}`},
+		a2aStep{method: "SendMessage", result: `{"message":{"messageId":"a2","contextId":"c1","role":"ROLE_AGENT","parts":[{"text":"Booked."}]}}`})
+	a := testA2A(s, nil)
+	var h agenteval.Conversation
+	var sent []string
+	for turn, text := range []string{"Book a table.", "Friday.", "Friday, please."} {
+		h = append(h, agenteval.Message{Role: agenteval.RoleUser, Content: text})
+		resp, err := a.Respond(context.Background(), &agenteval.AgentRequest{ConversationID: "c", Turn: turn + 1, Messages: h})
+		if turn == 1 {
+			if want := "SendMessage failed with JSON-RPC error -32001 (task not found): Task not found: t1"; err == nil || !strings.HasSuffix(err.Error(), want) {
+				t.Errorf("turn 2: error %v, want ...%s", err, want)
+			}
+		} else if err != nil {
+			t.Fatalf("turn %d: %v", turn+1, err)
+		} else {
+			h = append(h, resp.Messages...)
+		}
+		tr := s.transcript()
+		sent = append(sent, fmt.Sprintf("context %v task %v", strings.Contains(tr, `"contextId": "c1"`), strings.Contains(tr, `"taskId": "t1"`)))
+	}
+	if got, want := strings.Join(sent, "; "), "context false task false; context true task true; context true task false"; got != want {
+		t.Errorf("sent: %s\nwant %s", got, want)
 	}
 }
