@@ -23,6 +23,9 @@ func newFakeLLMCmd(e *env) *cobra.Command {
 		Use:   "fakellm",
 		Short: "Serve a fake OpenAI-compatible model on 127.0.0.1, for trying judge metrics offline",
 		Long: `Serve a fake OpenAI-compatible chat-completions API on a loopback address.
+It also serves the Responses API at /v1/responses (JSON and streaming,
+store and previous_response_id), which the OpenAI Agents SDK and the Vercel
+AI SDK use by default.
 It answers structured-output requests with JSON generated from the schema
 (every judge criterion passes), other requests with a short text, and adds
 --latency to each answer. With --call-tools, a request that offers tools
