@@ -41,6 +41,13 @@ func checkModels(st *suite.Suite, judge, simulator string, targets []suite.Targe
 		if t.Unsupported == "" {
 			bad("target "+t.Name, t.Model)
 		}
+		// Only the OpenAI adapter (and the servers it reaches) speaks the
+		// Responses API; say so before the run, where the target is.
+		if cfg, err := provider.ParseSpec(t.Model); err == nil && t.Model != "" && cfg.Provider != "openai" && cfg.Provider != "ollama" {
+			if err := provider.ChatOnly(provider.Config{Provider: cfg.Provider, API: t.API, Store: t.Store}); err != nil {
+				errs = append(errs, t.Pos.Errorf(fmt.Sprintf("target %s: %v", t.Name, err)))
+			}
+		}
 	}
 	bad("judge", judge)
 	bad("simulator", simulator)
