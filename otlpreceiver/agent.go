@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 
@@ -21,12 +22,29 @@ type Agent struct {
 	Inner    agenteval.Agent
 	Receiver *Receiver
 	// Wait bounds how long a turn waits after the reply for spans still
-	// being exported; 0 means 1s.
+	// being exported; 0 means DefaultWait. A turn whose spans are all in
+	// (see Receiver state: a top span with everything under it) does not
+	// wait for it to run out.
 	Wait time.Duration
-	// Settle is how long no new span may arrive before the turn's spans
-	// count as complete; 0 means 150ms.
+	// Settle is how long no new span may arrive before spans that show no
+	// single top span count as complete; 0 means DefaultSettle. It grows
+	// to the longest the exporter has been seen to hold a span, when the
+	// spans came before the reply, since more may come at its next
+	// export.
 	Settle time.Duration
 }
+
+// DefaultWait covers OpenTelemetry's batch span processor, which exports
+// every 5 seconds unless told otherwise (OTEL_BSP_SCHEDULE_DELAY).
+const DefaultWait = 6 * time.Second
+
+// DefaultSettle is the quiet that closes a turn whose spans came after
+// its reply but show no single top span.
+const DefaultSettle = 150 * time.Millisecond
+
+// WarningKey is the metadata key, on the last message of a reply, of what
+// the turn's spans lacked when it was graded.
+const WarningKey = "otlp_warning"
 
 // Source marks the messages this package added to a reply, in their
 // metadata under "source".
@@ -41,11 +59,19 @@ func (a *Agent) Respond(ctx context.Context, req *agenteval.AgentRequest) (*agen
 	inner.Messages = withoutOTLP(req.Messages)
 	inner.TraceParent = "00-" + traceID + "-" + spanID + "-01"
 	resp, err := a.Inner.Respond(ctx, &inner)
+	replied := time.Now()
 	if err != nil || resp == nil {
-		a.Receiver.take(req.ConversationID, traceID, sent)
+		a.Receiver.take(req.ConversationID, traceID, sent, replied)
 		return resp, err
 	}
-	spans := a.collect(ctx, req.ConversationID, traceID, spanID, sent)
+	spans, warning := a.collect(ctx, req.ConversationID, traceID, spanID, sent, replied)
+	if warning != "" && len(resp.Messages) > 0 {
+		last := &resp.Messages[len(resp.Messages)-1]
+		if last.Metadata == nil {
+			last.Metadata = map[string]any{}
+		}
+		last.Metadata[WarningKey] = warning
+	}
 	if len(spans) == 0 {
 		return resp, nil
 	}
@@ -61,47 +87,107 @@ func (a *Agent) CloseConversation(id string) error {
 	return nil
 }
 
-func (a *Agent) collect(ctx context.Context, conv, traceID, spanID string, sent time.Time) []trace.Span {
+// afterReply is how long after the reply an export must come to have
+// been made after it, and so to hold every span that had ended by then.
+const afterReply = 50 * time.Millisecond
+
+// collect waits for the turn's spans and takes them. The turn closes as
+// soon as they are complete (see turnState); else once they have been
+// quiet long enough; else when the wait runs out, with a warning when
+// they are known to lack something.
+func (a *Agent) collect(ctx context.Context, conv, traceID, spanID string, sent, replied time.Time) ([]trace.Span, string) {
 	wait, settle := a.Wait, a.Settle
 	if wait <= 0 {
-		wait = time.Second
+		wait = DefaultWait
 	}
 	if settle <= 0 {
-		settle = 150 * time.Millisecond
+		settle = DefaultSettle
 	}
-	deadline := time.Now().Add(wait)
+	deadline := replied.Add(wait)
 	for {
-		n, last, root, arrived := a.Receiver.pending(conv, traceID, spanID, sent)
+		st := a.Receiver.state(conv, traceID, spanID, sent)
 		now := time.Now()
-		quiet := now.Sub(last)
-		switch {
-		case root && quiet >= 20*time.Millisecond:
-			return a.Receiver.take(conv, traceID, sent)
-		case n > 0 && quiet >= settle:
-			return a.Receiver.take(conv, traceID, sent)
-		case !now.Before(deadline):
-			return a.Receiver.take(conv, traceID, sent)
+		// Spans that came only before the reply may be the first export
+		// of several: wait as long as the exporter holds spans.
+		quiet := settle
+		if !st.last.After(replied.Add(afterReply)) {
+			quiet = min(max(settle, st.lag+settle), wait)
+		}
+		from := st.last
+		if replied.After(from) {
+			from = replied
 		}
 		next := deadline
-		if n > 0 {
-			next = last.Add(settle)
-			if root {
-				next = last.Add(20 * time.Millisecond)
+		switch {
+		case st.complete:
+			return a.take(conv, traceID, sent, replied, ""), ""
+		case !now.Before(deadline):
+			w := a.shortfall(st, wait)
+			return a.take(conv, traceID, sent, replied, w), w
+		case st.n == 0 && st.refused.After(sent):
+			// The agent's exports are being refused (a wrong token, an
+			// unexpected Host): its spans will not come.
+			if !now.Before(st.refused.Add(settle)) {
+				w := "no span of this turn was taken: the receiver refused the agent's exports (see the run's otlp line)"
+				return a.take(conv, traceID, sent, replied, w), w
 			}
-			if next.After(deadline) {
-				next = deadline
+			if st.refused.Add(settle).Before(deadline) {
+				next = st.refused.Add(settle)
+			}
+		case st.n > 0 && st.missing == 0 && st.awaiting == 0:
+			if !now.Before(from.Add(quiet)) {
+				return a.take(conv, traceID, sent, replied, ""), ""
+			}
+			if from.Add(quiet).Before(deadline) {
+				next = from.Add(quiet)
 			}
 		}
 		t := time.NewTimer(time.Until(next))
 		select {
-		case <-arrived:
+		case <-st.arrived:
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return a.Receiver.take(conv, traceID, sent)
+			return a.take(conv, traceID, sent, replied, ""), ""
 		}
 		t.Stop()
 	}
+}
+
+// take takes the turn's spans, counting it partial or empty as warning
+// says.
+func (a *Agent) take(conv, traceID string, sent, replied time.Time, warning string) []trace.Span {
+	spans := a.Receiver.take(conv, traceID, sent, replied)
+	if warning != "" {
+		a.Receiver.mu.Lock()
+		if len(spans) == 0 {
+			a.Receiver.empty++
+		} else {
+			a.Receiver.partial++
+		}
+		a.Receiver.mu.Unlock()
+	}
+	return spans
+}
+
+// shortfall says what a turn's spans lacked when the wait ran out; ""
+// when nothing is known to be missing.
+func (a *Agent) shortfall(st turnState, wait time.Duration) string {
+	var what []string
+	if st.n == 0 {
+		return fmt.Sprintf("no span of this turn arrived within --otlp-wait %s: its tool calls are what the reply says", wait)
+	}
+	if st.missing > 0 {
+		what = append(what, fmt.Sprintf("%d spans whose parent span had not arrived", st.missing))
+	}
+	if st.awaiting > 0 {
+		what = append(what, fmt.Sprintf("%d model calls whose content events had not arrived", st.awaiting))
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("graded on a partial trace: %s when --otlp-wait %s ran out (raise it, or have the agent flush its spans before it replies)",
+		strings.Join(what, " and "), wait)
 }
 
 // merge adds to a reply what the turn's spans show. A reply that already

@@ -40,7 +40,9 @@ func FuzzHandle(f *testing.F) {
 		r.mu.Lock()
 		var all []trace.Span
 		for id, b := range r.traces {
-			all = append(all, b.spans...)
+			for _, s := range b.spans {
+				all = append(all, s.Span)
+			}
 			r.remove(id)
 		}
 		r.convs = map[string]map[string]bool{}

@@ -126,22 +126,43 @@ type Receiver struct {
 	arrived  chan struct{} // closed and replaced on every arrival
 	seq      uint64        // orders arrivals, for dropping the oldest
 	buffered int64         // bytes the traces are charged for
-	received int
-	taken    int
-	late     int
-	dropped  int
-	rejected int
-	refused  int
-	tooLarge int
-	busy     int
-	slow     int
+	// graded holds, for each turn's own trace once the turn has taken
+	// it, when the turn's reply came: a span of it arriving after that is
+	// late, and says how long the exporter held it.
+	graded map[string]time.Time
+	// lag is the longest an exporter held a span, from its end to its
+	// arrival: how long a turn may have to wait for the rest of its
+	// spans. lateLag is the longest after a reply that a late span came.
+	lag, lateLag time.Duration
+	// logs is set once an event has arrived: the agent sends its content
+	// as events, which a turn then waits for.
+	logs bool
+	// refusedAt is when a request was last refused for its Host or token.
+	refusedAt time.Time
+	received  int
+	taken     int
+	late      int
+	dropped   int
+	rejected  int
+	refused   int
+	tooLarge  int
+	busy      int
+	slow      int
+	partial   int
+	empty     int
 }
 
 type traceBucket struct {
-	spans []trace.Span
+	spans []held
 	last  time.Time // when the last span arrived
 	seq   uint64    // the arrival that last grew it
 	bytes int64     // what its spans are charged for
+}
+
+// held is a span waiting for its turn, and when it arrived.
+type held struct {
+	trace.Span
+	at time.Time
 }
 
 // Listen starts a receiver on addr, such as 127.0.0.1:4318 (port 0 picks
@@ -179,6 +200,7 @@ func newReceiver(opt Options) *Receiver {
 		opt:     opt.withDefaults(),
 		traces:  map[string]*traceBucket{},
 		convs:   map[string]map[string]bool{},
+		graded:  map[string]time.Time{},
 		arrived: make(chan struct{}),
 		hosts:   map[string]bool{},
 	}
@@ -249,12 +271,12 @@ func (r *Receiver) tokenOK(auth string) bool {
 func (r *Receiver) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if !r.hostOK(req.Host) {
-			r.count(&r.refused)
+			r.refuse()
 			http.Error(w, "unexpected Host header "+req.Host+": export to the address agenteval listens on", http.StatusForbidden)
 			return
 		}
 		if r.opt.Token != "" && !r.tokenOK(req.Header.Get("Authorization")) {
-			r.count(&r.refused)
+			r.refuse()
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agenteval"`)
 			http.Error(w, "this receiver takes exports with Authorization: Bearer and its token", http.StatusUnauthorized)
 			return
@@ -307,6 +329,14 @@ type Stats struct {
 	// reading slot taken for QueueWait; Slow did not arrive within
 	// ReadTimeout.
 	Rejected, Refused, TooLarge, Busy, Slow int
+	// Partial turns were graded on spans known to be incomplete (a
+	// parent or a model call's content had not arrived when the wait
+	// ran out); Empty turns got no span at all.
+	Partial, Empty int
+	// Lag is the longest an exporter held a span between its end and its
+	// sending: about its batch delay. LateBy is the longest after its
+	// turn's reply that a late span arrived.
+	Lag, LateBy time.Duration
 }
 
 // Stats counts what the receiver has seen so far.
@@ -315,7 +345,8 @@ func (r *Receiver) Stats() Stats {
 	defer r.mu.Unlock()
 	return Stats{Received: r.received, Taken: r.taken, Late: r.late, Dropped: r.dropped,
 		Unmatched: r.received - r.taken - r.late - r.dropped,
-		Rejected:  r.rejected, Refused: r.refused, TooLarge: r.tooLarge, Busy: r.busy, Slow: r.slow}
+		Rejected:  r.rejected, Refused: r.refused, TooLarge: r.tooLarge, Busy: r.busy, Slow: r.slow,
+		Partial: r.partial, Empty: r.empty, Lag: r.lag, LateBy: r.lateLag}
 }
 
 // Close stops the receiver, waiting briefly for requests in flight.
@@ -487,6 +518,17 @@ func unmarshal(data []byte, isJSON bool, m proto.Message) error {
 	return proto.Unmarshal(data, m)
 }
 
+// refuse counts a request refused for its Host or token, and wakes the
+// turns waiting: spans refused will not come.
+func (r *Receiver) refuse() {
+	r.mu.Lock()
+	r.refused++
+	r.refusedAt = time.Now()
+	close(r.arrived)
+	r.arrived = make(chan struct{})
+	r.mu.Unlock()
+}
+
 // count adds one to a counter of r's.
 func (r *Receiver) count(n *int) {
 	r.mu.Lock()
@@ -510,13 +552,21 @@ func (r *Receiver) add(spans []trace.Span, size int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
+	r.received += len(spans)
 	for _, s := range spans {
+		r.learn(s, now)
+		if replied, ok := r.graded[s.TraceID()]; ok {
+			// Its turn was graded without it.
+			r.late++
+			r.lateLag = max(r.lateLag, now.Sub(replied))
+			continue
+		}
 		b := r.traces[s.TraceID()]
 		if b == nil {
 			b = &traceBucket{}
 			r.traces[s.TraceID()] = b
 		}
-		b.spans = append(b.spans, s)
+		b.spans = append(b.spans, held{s, now})
 		b.last = now
 		b.seq = r.seq
 		b.bytes += per
@@ -528,15 +578,40 @@ func (r *Receiver) add(spans []trace.Span, size int64) {
 			r.convs[c][s.TraceID()] = true
 		}
 	}
-	r.received += len(spans)
 	if len(r.traces) > maxTraces {
 		r.prune(now.Add(-staleAfter))
+	}
+	if len(r.graded) > maxTraces {
+		for t, at := range r.graded {
+			if now.Sub(at) > staleAfter {
+				delete(r.graded, t)
+			}
+		}
 	}
 	if r.buffered > r.opt.MaxBuffered {
 		r.dropOldest()
 	}
 	close(r.arrived)
 	r.arrived = make(chan struct{})
+}
+
+// maxLag bounds what is learned of an exporter's delay: a span that ended
+// longer ago than this before it arrived says more about the clocks of
+// two machines, or a retry, than about a schedule.
+const maxLag = time.Minute
+
+// learn notes how long the exporter held s, and whether the agent sends
+// events. r.mu is held.
+func (r *Receiver) learn(s trace.Span, now time.Time) {
+	if s.Event() {
+		r.logs = true
+		return
+	}
+	if end := s.End(); !end.IsZero() {
+		if lag := now.Sub(end); lag > 0 && lag <= maxLag {
+			r.lag = max(r.lag, lag)
+		}
+	}
 }
 
 // dropOldest drops the traces that grew longest ago until what is kept
@@ -565,23 +640,24 @@ func (r *Receiver) remove(t string) {
 	}
 }
 
-// take removes and returns the spans of a turn: those of the trace the
-// turn was sent with, and of every trace holding a span of the
-// conversation, that started at or after since. Spans of those traces
+// take removes and returns the spans of a turn: all those of the trace
+// the turn was sent with, and those of every trace holding a span of the
+// conversation that started at or after since. Spans of those traces
 // that started earlier belong to earlier turns that did not wait for
-// them; they are dropped.
-func (r *Receiver) take(conv, traceID string, since time.Time) []trace.Span {
+// them; they are dropped. Spans of the turn's own trace that arrive
+// later are counted late, as coming after replied.
+func (r *Receiver) take(conv, traceID string, since, replied time.Time) []trace.Span {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []trace.Span
-	for t := range r.turnTraces(conv, traceID) {
+	for t, own := range r.turnTraces(conv, traceID) {
 		b := r.traces[t]
 		if b == nil {
 			continue
 		}
 		for _, s := range b.spans {
-			if !s.Start().Before(since) {
-				out = append(out, s)
+			if own || !s.Start().Before(since) {
+				out = append(out, s.Span)
 				r.taken++
 			} else {
 				r.late++
@@ -589,48 +665,99 @@ func (r *Receiver) take(conv, traceID string, since time.Time) []trace.Span {
 		}
 		r.remove(t)
 	}
+	if traceID != "" {
+		r.graded[traceID] = replied
+	}
 	delete(r.convs, conv)
 	return out
 }
 
-// pending reports how many spans of the turn have arrived, when the last
-// did, and whether the turn's top span has: the span parented on the
-// traceparent the turn was sent with, or an agent invocation of the
-// conversation. A parent ends after its children, so once it is in, the
-// turn's spans are.
-func (r *Receiver) pending(conv, traceID, rootSpan string, since time.Time) (n int, last time.Time, root bool, arrived <-chan struct{}) {
+// turnState is what has arrived of a turn's spans.
+type turnState struct {
+	n    int       // spans and events
+	last time.Time // when the last of them arrived
+	// complete: one span is the top of the turn (parented on the
+	// traceparent it was sent with, or on nothing), it is an agent or has
+	// spans under it, and every other span's parent has arrived. A parent
+	// ends after its children, and an exporter sends spans in the order
+	// they end, so once it is in, the turn's spans are.
+	complete bool
+	// missing counts spans whose parent has not arrived; awaiting counts
+	// model calls whose content, sent as events, has not.
+	missing, awaiting int
+	arrived           <-chan struct{}
+	// lag is the longest an exporter has held a span so far.
+	lag time.Duration
+	// refused is when an export was last refused for its Host or token.
+	refused time.Time
+}
+
+// state reports what has arrived of a turn. rootSpan is the span id of
+// the traceparent the turn was sent with.
+func (r *Receiver) state(conv, traceID, rootSpan string, since time.Time) turnState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for t := range r.turnTraces(conv, traceID) {
+	st := turnState{arrived: r.arrived, lag: r.lag, refused: r.refusedAt}
+	var spans []trace.Span
+	for t, own := range r.turnTraces(conv, traceID) {
 		b := r.traces[t]
 		if b == nil {
 			continue
 		}
 		for _, s := range b.spans {
-			if s.Start().Before(since) {
+			if !own && s.Start().Before(since) {
 				continue
 			}
-			n++
-			if (rootSpan != "" && s.ParentSpanID() == rootSpan) || (s.Agent() && s.ConversationID() == conv) {
-				root = true
+			spans = append(spans, s.Span)
+			if s.at.After(st.last) {
+				st.last = s.at
 			}
 		}
-		if b.last.After(last) {
-			last = b.last
+	}
+	st.n = len(spans)
+	ids := map[string]bool{}
+	content := map[string]bool{}
+	for _, s := range spans {
+		if s.Event() {
+			content[s.SpanID()] = true
+		} else {
+			ids[s.SpanID()] = true
 		}
 	}
-	return n, last, root, r.arrived
+	children := map[string]int{}
+	var tops []trace.Span
+	for _, s := range spans {
+		if s.Event() {
+			continue
+		}
+		p := s.ParentSpanID()
+		switch {
+		case p == "" || p == rootSpan:
+			tops = append(tops, s)
+		case ids[p]:
+			children[p]++
+		default:
+			st.missing++
+		}
+		if r.logs && s.AwaitsContent() && !content[s.SpanID()] {
+			st.awaiting++
+		}
+	}
+	st.complete = st.missing == 0 && st.awaiting == 0 && len(tops) == 1 &&
+		(tops[0].Agent() || children[tops[0].SpanID()] > 0)
+	return st
 }
 
 // turnTraces are the traces a turn's spans may be in: the one it was sent
-// with, and every one holding a span of the conversation. r.mu is held.
+// with (true), and every one holding a span of the conversation. r.mu is
+// held.
 func (r *Receiver) turnTraces(conv, traceID string) map[string]bool {
 	ids := map[string]bool{}
+	for t := range r.convs[conv] {
+		ids[t] = false
+	}
 	if traceID != "" {
 		ids[traceID] = true
-	}
-	for t := range r.convs[conv] {
-		ids[t] = true
 	}
 	return ids
 }

@@ -37,6 +37,26 @@ func (s Span) GenAI() bool { return s.r.kind != kindOther && s.r.kind != kindIgn
 // Agent reports whether the span is an agent invocation.
 func (s Span) Agent() bool { return s.r.kind == kindAgent }
 
+// End is when the span ended; zero when it does not say.
+func (s Span) End() time.Time {
+	if s.r.end == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, s.r.end)
+}
+
+// Event reports whether this is an event (a log record) rather than a
+// span; SpanID is then the span it belongs to.
+func (s Span) Event() bool { return s.r.fromLogs }
+
+// AwaitsContent reports whether the span is a model call that carries no
+// messages of its own: an instrumentation that sends content as events
+// (gen_ai.client.inference.operation.details, or the older per-message
+// ones) sends them apart, often on another schedule.
+func (s Span) AwaitsContent() bool {
+	return !s.r.fromLogs && s.r.kind == kindLLM && len(s.r.input) == 0 && len(s.r.output) == 0
+}
+
 // SpansFromTraces reduces an OTLP trace export request.
 func SpansFromTraces(req *coltracepb.ExportTraceServiceRequest) []Span {
 	var out []Span

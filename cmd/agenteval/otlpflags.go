@@ -22,6 +22,8 @@ type otlpFlags struct {
 	wait     time.Duration
 	token    string
 	receiver *otlpreceiver.Receiver
+	stderr   io.Writer
+	warned   map[string]bool
 }
 
 // tokenEnv holds the --otlp-token a run takes when the flag is not given;
@@ -30,7 +32,7 @@ const tokenEnv = "AGENTEVAL_OTLP_TOKEN"
 
 func (f *otlpFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.listen, "otlp-listen", "", "receive the agent's OpenTelemetry traces and logs over OTLP/HTTP on this address (such as 127.0.0.1:4318, or just a port, on the loopback address) during the run; graders then see the tool calls its spans record. :PORT or 0.0.0.0:PORT listens on every network interface")
-	fl.DurationVar(&f.wait, "otlp-wait", time.Second, "with --otlp-listen: the longest a turn waits after the reply for spans still being exported")
+	fl.DurationVar(&f.wait, "otlp-wait", otlpreceiver.DefaultWait, "with --otlp-listen: the longest a turn waits after the reply for spans still being exported; a turn whose spans are all in (a top span with everything under it) closes at once. The default covers OpenTelemetry's 5s batch export delay")
 	fl.StringVar(&f.token, "otlp-token", "", "with --otlp-listen: take only exports sent with Authorization: Bearer TOKEN (default $"+tokenEnv+"); a command target is given it in OTEL_EXPORTER_OTLP_HEADERS")
 }
 
@@ -64,6 +66,7 @@ func (f *otlpFlags) start(stderr io.Writer) error {
 	}
 	f.token = token
 	f.receiver = r
+	f.stderr = stderr
 	// Said when the receiver starts, not when the run ends.
 	if where := r.Exposed(); where != "" {
 		hint := " and --otlp-token (or $" + tokenEnv + ") to require a token"
@@ -103,8 +106,33 @@ func (f *otlpFlags) wrap(a agenteval.Agent) agenteval.Agent {
 			env["OTEL_EXPORTER_OTLP_HEADERS"] = withAuth(env["OTEL_EXPORTER_OTLP_HEADERS"], f.token)
 		}
 		c.Env = env
+		f.checkSchedule(env)
 	}
 	return &otlpreceiver.Agent{Inner: a, Receiver: f.receiver, Wait: f.wait}
+}
+
+// checkSchedule warns, once per setting, when a command target's own
+// export delay (OTEL_BSP_SCHEDULE_DELAY, or OTEL_BLRP_SCHEDULE_DELAY for
+// events, in milliseconds) is longer than --otlp-wait: its spans would
+// come after its turns are graded.
+func (f *otlpFlags) checkSchedule(env map[string]string) {
+	for _, k := range []string{"OTEL_BSP_SCHEDULE_DELAY", "OTEL_BLRP_SCHEDULE_DELAY"} {
+		ms, err := strconv.ParseFloat(strings.TrimSpace(env[k]), 64)
+		if err != nil || ms <= 0 {
+			continue
+		}
+		delay := time.Duration(ms * float64(time.Millisecond))
+		key := k + "=" + env[k]
+		if delay < f.wait || f.warned[key] || f.stderr == nil {
+			continue
+		}
+		if f.warned == nil {
+			f.warned = map[string]bool{}
+		}
+		f.warned[key] = true
+		fmt.Fprintf(f.stderr, "agenteval: warning: the target exports every %s (%s) but --otlp-wait is %s: spans of a turn may come after it is graded; raise --otlp-wait above %s\n",
+			delay, key, f.wait, delay)
+	}
 }
 
 func (f *otlpFlags) stop(e *env, quiet bool) {
@@ -118,7 +146,20 @@ func (f *otlpFlags) stop(e *env, quiet bool) {
 	}
 	msg := fmt.Sprintf("otlp: %d spans and events received on %s, %d matched a turn", st.Received, f.receiver.Endpoint(), st.Taken)
 	if st.Late > 0 {
-		msg += fmt.Sprintf("; %d arrived after their turn was graded (raise --otlp-wait, or have the agent flush its spans before it replies)", st.Late)
+		msg += fmt.Sprintf("; %d arrived after their turn was graded", st.Late)
+		if st.LateBy > 0 {
+			msg += fmt.Sprintf(", up to %s after its reply", st.LateBy.Round(time.Millisecond))
+		}
+		msg += " (raise --otlp-wait, or have the agent flush its spans before it replies)"
+	}
+	if st.Partial > 0 {
+		msg += fmt.Sprintf("; %d turns were graded on a partial trace (each says so in its reply's metadata %q)", st.Partial, otlpreceiver.WarningKey)
+	}
+	switch {
+	case st.Empty > 0 && st.Received > 0:
+		msg += fmt.Sprintf("; %d turns got no span", st.Empty)
+	case st.Received == 0 && st.Refused+st.Rejected+st.TooLarge+st.Busy+st.Slow == 0:
+		msg += fmt.Sprintf(" (none came within --otlp-wait %s of a reply: check that the agent exports to %s, as OTEL_EXPORTER_OTLP_ENDPOINT says, and how long it holds spans, as OTEL_BSP_SCHEDULE_DELAY says)", f.wait, f.receiver.Endpoint())
 	}
 	if st.Unmatched > 0 {
 		msg += fmt.Sprintf("; %d matched none (give them gen_ai.conversation.id = the request's conversation_id, or parent them on its traceparent)", st.Unmatched)
@@ -142,6 +183,12 @@ func (f *otlpFlags) stop(e *env, quiet bool) {
 		msg += fmt.Sprintf("; %d requests dropped for taking over %s", st.Slow, f.receiver.Limits().ReadTimeout)
 	}
 	fmt.Fprintln(e.stderr, msg)
+	// The exporter's delay, learned from how long it held spans, against
+	// the wait.
+	if lag := max(st.Lag, st.LateBy); lag > f.wait && (st.Late > 0 || st.Partial > 0 || st.Empty > 0) {
+		fmt.Fprintf(e.stderr, "agenteval: warning: spans came up to %s after they ended or after their turn's reply, longer than --otlp-wait %s; raise --otlp-wait to %s\n",
+			lag.Round(time.Millisecond), f.wait, (lag + time.Second).Truncate(time.Second))
+	}
 }
 
 // withAuth adds the bearer token to an OTEL_EXPORTER_OTLP_HEADERS value
