@@ -8,7 +8,7 @@
 # free loopback port, starts the agent (node agent.mjs) with
 # OPENAI_BASE_URL pointed at it, runs `agenteval run evals.yaml` (with
 # --otlp-listen for the recipes whose tool calls come as spans), and
-# checks: find-check-book passes (every turn's tool checks saw the calls),
+# checks: find-check-book passes with its 3 tool calls in the transcript,
 # books-without-checking fails (on purpose), the run exits 1, and the
 # model's request for turn 3 carried turn 1 (the agent kept the history).
 # Everything it started is stopped when it ends, however it ends.
@@ -29,11 +29,12 @@ pids=()
 stop_all() {
   local p
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
   pids=()
 }
 trap stop_all EXIT
 trap 'exit 130' INT TERM
+trap 'echo "run.sh:$LINENO: $BASH_COMMAND failed" >&2' ERR
 
 node_major() { "${1:-node}" -e 'process.stdout.write(process.versions.node.split(".")[0])' 2>/dev/null || echo 0; }
 if [ "$(node_major)" -lt 22 ]; then
@@ -79,19 +80,26 @@ glue_lines() {
        g && !/^[[:space:]]*$/ && !/^[[:space:]]*\/\// {n++} END {print n+0}' "$1"
 }
 
-# history_of LOG says what the model saw of turn 1 when it answered turn 3:
-# "full" (turn 1's message and its tool results), "text" (its messages
-# only), or "none".
-history_of() {
-  node - "$1" <<'EOF'
+# check RESULTS FAKELLM_LOG prints what the run shows, one fact a line:
+#   verdict TEST VERDICT     each test's verdict
+#   calls N                  the tool calls in the conversation test's transcript
+#   history full|text|none   what the model saw of turn 1 when it answered
+#                            turn 3: turn 1's message and its tool results,
+#                            its messages only, or nothing
+check() {
+  node - "$1" "$2" <<'EOF'
 const fs = require('fs');
-const reqs = fs.readFileSync(process.argv[2], 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-const turn3 = reqs.find((r) => (r.messages || []).filter((m) => m.role === 'user').at(-1)?.content?.includes('book it under Ada'));
+const lines = (f) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : '').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const results = lines(process.argv[2]).filter((r) => r.test_id);
+for (const r of results) console.log(`verdict ${r.test_id} ${r.verdict}`);
+const conv = results.find((r) => r.test_id === 'find-check-book');
+console.log(`calls ${(conv?.output ?? []).flatMap((m) => m.tool_calls ?? []).length}`);
+const turn3 = lines(process.argv[3]).find((r) => (r.messages || []).filter((m) => m.role === 'user').at(-1)?.content?.includes('book it under Ada'));
 const msgs = turn3?.messages ?? [];
 const t1 = msgs.findIndex((m) => m.role === 'user' && m.content.includes('Italian restaurant near the river'));
 const t2 = msgs.findIndex((m) => m.role === 'user' && m.content.includes('table for 4 at 8pm'));
-if (t1 < 0) console.log('none');
-else console.log(msgs.slice(t1, t2 < 0 ? undefined : t2).some((m) => m.role === 'tool' && m.content.includes('Trattoria Roma')) ? 'full' : 'text');
+const full = msgs.slice(t1, t2 < 0 ? undefined : t2).some((m) => m.role === 'tool' && m.content.includes('Trattoria Roma'));
+console.log(`history ${t1 < 0 ? 'none' : full ? 'full' : 'text'}`);
 EOF
 }
 
@@ -113,6 +121,7 @@ for r in "${recipes[@]}"; do
   log=$WORK/$r
   rm -f "$log".*
 
+  : >"$log.fakellm.out"
   "$ae" fakellm --addr 127.0.0.1:0 --script "$dir/steps.yaml" --log "$log.fakellm.jsonl" >"$log.fakellm.out" 2>&1 &
   fake_pid=$!
   pids+=("$fake_pid")
@@ -138,22 +147,23 @@ for r in "${recipes[@]}"; do
   pids+=("$agent_pid")
   wait_port "$port" "$agent_pid" "$log.agent.out"
 
-  set +e
-  (cd "$dir" && AGENT_PORT=$port "$ae" run evals.yaml --no-store -o "$log.results.jsonl" "${otlp[@]}") >"$log.run.out" 2>&1
-  code=$?
-  set -e
+  code=0
+  (cd "$dir" && AGENT_PORT=$port "$ae" run evals.yaml --no-store -o "$log.results.jsonl" "${otlp[@]}") >"$log.run.out" 2>&1 || code=$?
   stop_all
 
+  facts=$(check "$log.results.jsonl" "$log.fakellm.jsonl")
+  fact() { sed -n "s/^$1 //p" <<<"$facts"; }
   problems=()
   [ "$code" -eq 1 ] || problems+=("agenteval run exited $code, want 1")
-  grep -q '^{"test_id":"find-check-book".*"verdict":"pass"' "$log.results.jsonl" 2>/dev/null || problems+=("find-check-book did not pass")
-  grep -q '^{"test_id":"books-without-checking".*"verdict":"fail".*check_availability was never called' "$log.results.jsonl" 2>/dev/null ||
-    problems+=("books-without-checking did not fail on its tool check")
-  history=$(history_of "$log.fakellm.jsonl")
-  [ "$history" != none ] || problems+=("the model's turn-3 request did not carry turn 1")
+  [ "$(fact 'verdict find-check-book')" = pass ] || problems+=("find-check-book: $(fact 'verdict find-check-book'), want pass")
+  [ "$(fact 'verdict books-without-checking')" = fail ] || problems+=("books-without-checking: $(fact 'verdict books-without-checking'), want fail")
+  calls=$(fact calls)
+  [ "$calls" = 3 ] || problems+=("find-check-book's transcript holds ${calls:-no} tool calls, want 3")
+  history=$(fact history)
+  [ "$history" = full ] || [ "$history" = text ] || problems+=("the model's turn-3 request did not carry turn 1")
   kind=$(sed -n 's/^ *\(http\|a2a\|agui\|command\): .*/\1/p' "$dir/evals.yaml" | head -1)
   [ ${#otlp[@]} -gt 0 ] && kind="$kind + otlp"
-  line=$(printf '%-14s %-11s glue %3s lines  history %-4s  %3ss' "$r" "$kind" "$(glue_lines "$dir/agent.mjs")" "$history" "$(($(date +%s) - start))")
+  line=$(printf '%-14s %-11s glue %3s lines  tool calls %-2s history %-4s %3ss' "$r" "$kind" "$(glue_lines "$dir/agent.mjs")" "$calls" "$history" "$(($(date +%s) - start))")
   if [ ${#problems[@]} -gt 0 ]; then
     printf '%s\n' "${problems[@]/#/  FAIL: }"
     echo "  agenteval run said:"; sed 's/^/    /' "$log.run.out"
