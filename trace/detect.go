@@ -1,8 +1,12 @@
 package trace
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"strings"
 )
 
@@ -11,6 +15,7 @@ import (
 type shape struct {
 	array  bool // the file opens with '['
 	keys   map[string]bool
+	order  []string // the keys, as written
 	str    map[string]string
 	first  *shape // the first element, for an array or a "data"/"messages" list
 	inList string // the key whose list first describes
@@ -40,6 +45,8 @@ func detect(head []byte) *Format {
 			name = "langchain"
 		case e.has("schema_version") && strings.HasPrefix(e.str["schema_version"], "ATIF"):
 			name = "atif"
+		case isLangSmithRun(e):
+			name = "langsmith"
 		}
 	case sh.has("resourceSpans", "resource_spans", "resourceLogs", "resource_logs", "batches"):
 		name = "otlp"
@@ -51,6 +58,12 @@ func detect(head []byte) *Format {
 		name = "atif"
 	case sh.has("eval") && (sh.has("samples") || sh.has("status") || sh.has("version")):
 		name = "inspect"
+	case sh.has("projectHash") && (sh.has("sessionId") || sh.has("messages")):
+		name = "gemini"
+	case (sh.inList == "post" || sh.inList == "patch" || sh.inList == "runs") && (sh.first == nil || isLangSmithRun(sh.first)):
+		name = "langsmith"
+	case isLangSmithRun(sh):
+		name = "langsmith"
 	case sh.inList == "messages" && sh.first != nil && isLangChainMessage(sh.first):
 		name = "langchain"
 	case sh.has("payload") && isCodexType(sh.str["type"]):
@@ -82,6 +95,16 @@ func isLangChainMessage(s *shape) bool {
 	}
 	// LangChain's dumpd form: {lc: 1, type: "constructor", id: [...], kwargs}.
 	return s.has("lc") && s.has("kwargs")
+}
+
+// isLangSmithRun matches a LangSmith run: {id, name, run_type, inputs,
+// outputs, parent_run_id, trace_id, dotted_order, ...}.
+func isLangSmithRun(s *shape) bool {
+	switch s.str["run_type"] {
+	case "llm", "chain", "tool", "retriever", "embedding", "prompt", "parser":
+		return s.has("id", "trace_id", "dotted_order", "parent_run_id", "inputs")
+	}
+	return false
 }
 
 func isCodexType(t string) bool {
@@ -142,8 +165,11 @@ func sniffObject(dec *json.Decoder, depth int) *shape {
 		if !ok {
 			return s
 		}
+		if !s.keys[k] {
+			s.order = append(s.order, k)
+		}
 		s.keys[k] = true
-		if depth == 0 && (k == "data" || k == "messages") && s.first == nil {
+		if depth == 0 && sniffList[k] && s.first == nil {
 			t, err := dec.Token()
 			if err != nil {
 				return s
@@ -189,6 +215,9 @@ func sniffObject(dec *json.Decoder, depth int) *shape {
 	return s
 }
 
+// sniffList are the keys whose list's first element detection looks at.
+var sniffList = map[string]bool{"data": true, "messages": true, "post": true, "patch": true, "runs": true}
+
 // skipAfter skips the rest of a value whose first token was t.
 func skipAfter(dec *json.Decoder, t json.Token) bool {
 	if d, ok := t.(json.Delim); ok && (d == '{' || d == '[') {
@@ -214,4 +243,95 @@ func skipRest(dec *json.Decoder, depth int) bool {
 		}
 	}
 	return true
+}
+
+// checkDocument refuses, with one clear error, a file that is one JSON
+// object spread over lines (pretty-printed) that no reader knows: read as
+// JSON lines, it would give an error for every line. It reads the whole
+// document's top-level keys when the head does not hold them all.
+func checkDocument(in *input) error {
+	head := bytes.TrimLeft(bytes.TrimPrefix(in.head(), []byte{0xEF, 0xBB, 0xBF}), " \t\r\n")
+	if len(head) == 0 || head[0] != '{' {
+		return nil
+	}
+	if i := bytes.IndexByte(head, '\n'); i < 0 || json.Valid(bytes.TrimSpace(head[:i])) {
+		return nil // JSON lines, or a single line: the dataset reader's
+	}
+	keys := sniff(head).order
+	complete := json.Valid(head)
+	if !complete {
+		r, err := in.reader()
+		if err != nil {
+			return err
+		}
+		var bad error
+		keys, bad = topKeys(r)
+		if bad != nil {
+			return fmt.Errorf("%s: %w", in.name, bad)
+		}
+	}
+	shown := keys
+	if len(shown) > 12 {
+		shown = append(append([]string(nil), shown[:12]...), fmt.Sprintf("… %d more", len(keys)-12))
+	}
+	msg := fmt.Sprintf("%s is a JSON document of unknown shape (keys: %s); formats read: %s", in.name, strings.Join(shown, ", "), formatTitles())
+	for _, k := range keys {
+		if k == "user_input" || k == "messages" || k == "conversation" || k == "turns" {
+			msg += "; a Ragas or OpenAI-messages dataset holds one row per line (JSONL), or a JSON array of rows"
+			break
+		}
+	}
+	return errors.New(msg)
+}
+
+// formatTitles lists the formats for messages.
+func formatTitles() string {
+	var out []string
+	for _, f := range Formats {
+		out = append(out, f.Title)
+	}
+	return strings.Join(out, "; ")
+}
+
+// topKeys reads the top-level keys of the JSON object r holds, skipping
+// the values token by token, so that memory stays small whatever the
+// document's size.
+func topKeys(r io.Reader) ([]string, error) {
+	lr := newLineReader(bufio.NewReaderSize(r, 1<<20))
+	dec := json.NewDecoder(lr)
+	fail := func(err error) error {
+		p := lr.pos(dec.InputOffset())
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			p = lr.pos(se.Offset)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
+			return fmt.Errorf("%d:%d: the file ends in the middle of a JSON document", p.Line, p.Col)
+		}
+		return fmt.Errorf("%d:%d: not valid JSON: %v", p.Line, p.Col, err)
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fail(err)
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fail(err)
+		}
+		k, _ := t.(string)
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+		v, err := dec.Token()
+		if err != nil {
+			return nil, fail(err)
+		}
+		if !skipAfter(dec, v) {
+			return nil, fail(io.ErrUnexpectedEOF)
+		}
+	}
+	return keys, nil
 }

@@ -254,6 +254,11 @@ var fFixtures = []struct{ file, format string }{
 	{"copilot_0.0.365_damaged.jsonl", ""},
 	{"inspect_0.3.140.eval", ""},
 	{"inspect_0.3.140_unfinished.eval", ""},
+	{"gemini_cli_0.9_session.json", ""},
+	{"gemini_cli_0.17_session_parts.json", ""},
+	{"langsmith_0.4_runs.jsonl", ""},
+	{"langsmith_0.4_batches.jsonl", ""},
+	{"langsmith_0.4_batch.json", ""},
 }
 
 // fNewGolden are the fixtures whose golden files this file checks (the
@@ -266,6 +271,11 @@ var fNewGolden = []string{
 	"copilot_0.0.365_damaged.jsonl",
 	"inspect_0.3.140.eval",
 	"inspect_0.3.140_unfinished.eval",
+	"gemini_cli_0.9_session.json",
+	"gemini_cli_0.17_session_parts.json",
+	"langsmith_0.4_runs.jsonl",
+	"langsmith_0.4_batches.jsonl",
+	"langsmith_0.4_batch.json",
 }
 
 func TestGoldenSessionLogs(t *testing.T) {

@@ -21,10 +21,11 @@ type SessionLogs struct {
 	match func(rel string) bool
 }
 
-// Sessions returns where agent ("claude", "codex" or "copilot") keeps its
-// logs: ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects),
-// ~/.codex/sessions (or $CODEX_HOME/sessions), and
-// ~/.copilot/session-state (or $COPILOT_HOME/session-state).
+// Sessions returns where agent ("claude", "codex", "copilot" or "gemini")
+// keeps its logs: ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects),
+// ~/.codex/sessions (or $CODEX_HOME/sessions),
+// ~/.copilot/session-state (or $COPILOT_HOME/session-state), and
+// ~/.gemini/tmp.
 func Sessions(agent string) (SessionLogs, error) {
 	home, _ := os.UserHomeDir()
 	env := func(k, def string) string {
@@ -51,8 +52,15 @@ func Sessions(agent string) (SessionLogs, error) {
 			match: func(rel string) bool {
 				return filepath.Base(rel) == "events.jsonl" || (filepath.Dir(rel) == "." && strings.HasSuffix(rel, ".jsonl"))
 			}}, nil
+	case "gemini", "gemini-cli":
+		return SessionLogs{Format: "gemini", Dir: filepath.Join(home, ".gemini", "tmp"),
+			match: func(rel string) bool {
+				// <project hash>/chats/session-<time>-<id>.json
+				parts := strings.Split(filepath.ToSlash(rel), "/")
+				return len(parts) == 3 && parts[1] == "chats" && strings.HasPrefix(parts[2], "session-") && strings.HasSuffix(parts[2], ".json")
+			}}, nil
 	}
-	return SessionLogs{}, fmt.Errorf("unknown coding agent %q; use claude, codex or copilot", agent)
+	return SessionLogs{}, fmt.Errorf("unknown coding agent %q; use claude, codex, copilot or gemini", agent)
 }
 
 // Find lists the session logs under Dir changed at or after since (zero:

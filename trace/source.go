@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,8 @@ var Formats = []*Format{
 	{Name: "claude", Aliases: []string{"claude-code"}, Title: "Claude Code session log", open: openClaude},
 	{Name: "codex", Title: "Codex rollout log", open: openCodex},
 	{Name: "copilot", Aliases: []string{"copilot-cli"}, Title: "Copilot CLI session events", open: openCopilot},
+	{Name: "gemini", Aliases: []string{"gemini-cli"}, Title: "Gemini CLI session", open: openGemini},
+	{Name: "langsmith", Aliases: []string{"langsmith-runs"}, Title: "LangSmith run export", open: openLangSmith},
 }
 
 // FormatNames lists the names --input-format accepts.
@@ -125,6 +128,12 @@ func Open(path string, opt Options) (*Source, error) {
 		s.format = f
 	} else {
 		s.format = detect(in.head())
+		if s.format.open == nil {
+			if err := checkDocument(in); err != nil {
+				s.Close()
+				return nil, err
+			}
+		}
 	}
 	if s.format.open == nil {
 		r, err := in.stream()
@@ -293,7 +302,7 @@ func (in *input) head() []byte {
 	if in.stdin != nil {
 		for {
 			b, err := in.stdin.Peek(in.stdin.Buffered() + 1)
-			if err != nil || len(b) >= headSize || bytes.IndexByte(bytes.TrimLeft(b, " \t\r\n"), '\n') >= 0 {
+			if err != nil || len(b) >= headSize || firstLineDone(b) {
 				if len(b) > headSize {
 					b = b[:headSize]
 				}
@@ -304,6 +313,22 @@ func (in *input) head() []byte {
 	b := make([]byte, headSize)
 	n, _ := in.f.ReadAt(b, 0)
 	return b[:n]
+}
+
+// firstLineDone reports whether b holds a first line that is a whole JSON
+// value (JSON lines), or a whole JSON document: enough to detect the
+// format from. A pretty-printed document's first line ("{") is not.
+func firstLineDone(b []byte) bool {
+	t := bytes.TrimLeft(bytes.TrimPrefix(b, []byte{0xEF, 0xBB, 0xBF}), " \t\r\n")
+	i := bytes.IndexByte(t, '\n')
+	if i < 0 {
+		return false
+	}
+	if json.Valid(bytes.TrimSpace(t[:i])) || json.Valid(t) {
+		return true
+	}
+	// Not JSON at all: there is nothing more to wait for.
+	return len(t) > 0 && t[0] != '{' && t[0] != '['
 }
 
 // stream returns the file from its start, without copying standard input.
