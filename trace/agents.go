@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,63 +22,53 @@ func openAgents(in *input) (convReader, error) {
 	return newGrouped(in, "openai-agents", scanAgents)
 }
 
-type agentsObject struct {
-	Object    string         `json:"object"`
-	ID        string         `json:"id"`
-	TraceID   string         `json:"trace_id"`
-	ParentID  string         `json:"parent_id"`
-	GroupID   string         `json:"group_id"`
-	Workflow  string         `json:"workflow_name"`
-	StartedAt string         `json:"started_at"`
-	EndedAt   string         `json:"ended_at"`
-	SpanData  map[string]any `json:"span_data"`
-	Error     map[string]any `json:"error"`
-}
-
 func scanAgents(r io.Reader, _ bool, yield func(*record, error) bool) {
+	var ad argDecoder
 	err := streamItems(r, []string{"data"}, func(raw json.RawMessage, _ map[string]json.RawMessage, pos Pos, bad error) bool {
 		if bad != nil {
 			return yield(&record{pos: pos, broken: true, problems: []problem{errAt(pos, bad.Error())}}, nil)
 		}
-		var o agentsObject
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&o); err != nil {
-			return yield(&record{pos: pos, broken: true, problems: []problem{errAt(pos, fmt.Sprintf("not an Agents SDK trace object: %v; it is left out", err))}}, nil)
+		o, err := ad.record(raw)
+		if err != nil || o == nil {
+			why := "it is not a JSON object"
+			if err != nil {
+				why = err.Error()
+			}
+			return yield(&record{pos: pos, broken: true, problems: []problem{errAt(pos, fmt.Sprintf("not an Agents SDK trace object: %s; it is left out", why))}}, nil)
 		}
-		return yield(mapAgents(&o, pos), nil)
+		return yield(mapAgents(&ad, o, pos), nil)
 	})
 	if err != nil {
 		yield(nil, err)
 	}
 }
 
-func mapAgents(o *agentsObject, pos Pos) *record {
+func mapAgents(ad *argDecoder, o map[string]any, pos Pos) *record {
 	r := &record{pos: pos}
-	switch o.Object {
+	switch str(o, "object") {
 	case "trace":
 		// The trace names the conversation its spans belong to.
-		r.trace, r.conv, r.kind, r.name = o.ID, o.GroupID, kindIgnored, o.Workflow
+		r.trace, r.conv, r.kind, r.name = str(o, "id"), idText(o["group_id"]), kindIgnored, str(o, "workflow_name")
 		return r
 	case "trace.span":
 	default:
 		r.kind = kindOther
-		r.name = o.Object
-		r.problems = append(r.problems, warnAt(pos, fmt.Sprintf("object %q is not a trace or trace.span; left out", o.Object)))
+		r.name = str(o, "object")
+		r.problems = append(r.problems, warnAt(pos, fmt.Sprintf("object %q is not a trace or trace.span; left out", r.name)))
 		return r
 	}
-	r.trace, r.span = o.TraceID, o.ID
-	r.start, r.end = isoNanos(o.StartedAt), isoNanos(o.EndedAt)
-	if o.Error != nil {
-		r.errText = str(o.Error, "message")
-		if detail := str(obj(o.Error["data"]), "error"); detail != "" {
+	r.trace, r.span, r.parent = str(o, "trace_id"), str(o, "id"), idText(o["parent_id"])
+	r.start, r.end = isoNanos(str(o, "started_at")), isoNanos(str(o, "ended_at"))
+	if e := obj(o["error"]); e != nil {
+		r.errText = str(e, "message")
+		if detail := str(obj(e["data"]), "error"); detail != "" {
 			r.errText += ": " + detail
 		}
 		if r.errText == "" {
 			r.errText = "error"
 		}
 	}
-	d := o.SpanData
+	d := obj(o["span_data"])
 	typ := str(d, "type")
 	r.name = typ
 	switch typ {
@@ -90,10 +79,10 @@ func mapAgents(o *agentsObject, pos Pos) *record {
 		r.kind = kindTool
 		r.name = "function " + str(d, "name")
 		t := &toolExec{}
-		t.call = parseArgs(structured(d["input"]), pos, "function "+str(d, "name"), &r.problems)
+		t.call = ad.args(ad.structured(d["input"]), pos, "function "+str(d, "name"), &r.problems)
 		t.call.name = str(d, "name")
 		if out, ok := d["output"]; ok && out != nil {
-			t.result, t.hasResult = text(out), true
+			t.result, t.hasResult = ad.text(out), true
 		}
 		if r.errText != "" {
 			t.isError = true
@@ -105,9 +94,14 @@ func mapAgents(o *agentsObject, pos Pos) *record {
 	case "generation":
 		r.kind = kindLLM
 		r.model = str(d, "model")
-		r.input = openAIMessages(d["input"], pos, "generation input", &r.problems)
-		r.output = firstChoice(openAIMessages(d["output"], pos, "generation output", &r.problems), pos, "generation output", &r.problems)
+		r.input = ad.openAIMessages(d["input"], pos, "generation input", &r.problems)
+		out, respID, u := completionOutput(d["output"])
+		r.output = firstChoice(ad.openAIMessages(out, pos, "generation output", &r.problems), pos, "generation output", &r.problems)
+		r.respID = respID
 		r.usage = agentsUsage(d["usage"])
+		if !r.usage.set {
+			r.usage = agentsUsage(u)
+		}
 	case "response":
 		r.kind = kindLLM
 		r.respID = str(d, "response_id")
@@ -132,6 +126,50 @@ func mapAgents(o *agentsObject, pos Pos) *record {
 		r.kind = kindOther
 	}
 	return r
+}
+
+// idText is an id that may be null.
+func idText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return ""
+}
+
+// completionOutput reads a generation's output. The Python SDK writes the
+// messages the model returned; the JavaScript SDK writes the whole
+// ChatCompletion object ({id, object: "chat.completion", choices:
+// [{message}], usage}), whose first choice's message is the reply (the
+// others are alternatives, which firstChoice reports).
+func completionOutput(v any) (out any, respID string, u any) {
+	items := list(v)
+	if items == nil {
+		if m := obj(v); m != nil {
+			items = []any{m}
+		} else {
+			return v, "", nil
+		}
+	}
+	msgs := make([]any, 0, len(items))
+	for _, it := range items {
+		m := obj(it)
+		if str(m, "object") != "chat.completion" {
+			msgs = append(msgs, it)
+			continue
+		}
+		if respID == "" {
+			respID = str(m, "id")
+		}
+		if u == nil {
+			u = m["usage"]
+		}
+		for _, c := range list(m["choices"]) {
+			if msg := obj(c)["message"]; msg != nil {
+				msgs = append(msgs, msg)
+			}
+		}
+	}
+	return msgs, respID, u
 }
 
 func agentsUsage(v any) usage {

@@ -25,12 +25,24 @@ func assemble(format, id string, recs []*record) *conv {
 	if len(items) == 0 {
 		return nil
 	}
+	var usageOnly []*record
+	kept := items[:0]
+	for _, r := range items {
+		if r.kind == kindUsage {
+			usageOnly = append(usageOnly, r)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	items = kept
 	b := &builder{}
-	for _, mo := range moments(items) {
+	for _, mo := range moments(items, recs) {
 		r := mo.rec
 		switch {
 		case r.kind == kindTool:
 			b.addTool(r.tool)
+		case mo.end && r.kind == kindAgent:
+			b.addAgentOutput(r.output)
 		case mo.end:
 			b.addOutput(r.output, r.respID)
 		default:
@@ -38,7 +50,7 @@ func assemble(format, id string, recs []*record) *conv {
 			b.addInput(r.input)
 		}
 	}
-	s := &agenteval.Sample{ID: id, UserInput: b.conversation(), Metadata: metadata(format, items)}
+	s := &agenteval.Sample{ID: id, UserInput: b.conversation(), Metadata: metadata(format, items, usageOnly)}
 	c.sample = s
 	c.problems = dedupe(c.problems)
 	if len(s.UserInput) == 0 {
@@ -155,26 +167,71 @@ func attachEvents(recs []*record, c *conv) (items, other []*record) {
 type moment struct {
 	t   int64
 	end bool
-	rec *record
+	// after is set on a tool run inside a model call's span (the Vercel
+	// AI SDK, Google ADK and Mastra run a step's tools inside it): it
+	// comes right after that call's end, since its call is in the call's
+	// output.
+	after bool
+	rec   *record
 }
 
 // moments orders the records' inputs and outputs in time. At equal times
-// ends come before starts, an outer span starts before the spans inside
-// it and ends after them. Without times, file order stands.
-func moments(items []*record) []moment {
+// ends come before starts, a span starts before the spans inside it and
+// ends after them, and of two spans that do not nest, the one that ends
+// first starts first. Without times, file order stands.
+func moments(items, all []*record) []moment {
 	timed := true
 	for _, r := range items {
 		if r.start == 0 {
 			timed = false
 		}
 	}
+	spans := map[string]*record{}
+	for _, r := range all {
+		if !r.fromLogs && r.span != "" {
+			spans[r.trace+"/"+r.span] = r
+		}
+	}
+	// inside reports whether a is a span inside b.
+	inside := func(a, b *record) bool {
+		for p, n := a, 0; p != nil && p.parent != "" && n < 64; n++ {
+			p = spans[p.trace+"/"+p.parent]
+			if p == b {
+				return true
+			}
+		}
+		return false
+	}
+	// modelCall is the model call a tool ran inside, if any.
+	modelCall := func(r *record) *record {
+		for p, n := r, 0; p != nil && p.parent != "" && n < 64; n++ {
+			p = spans[p.trace+"/"+p.parent]
+			if p != nil && p.kind == kindLLM {
+				return p
+			}
+		}
+		return nil
+	}
 	var out []moment
 	for _, r := range items {
 		if r.kind == kindTool {
+			if m := modelCall(r); m != nil && timed {
+				out = append(out, moment{t: max(m.end, m.start), after: true, rec: r})
+				continue
+			}
 			out = append(out, moment{t: r.start, rec: r})
 			continue
 		}
 		out = append(out, moment{t: r.start, rec: r}, moment{t: max(r.end, r.start), end: true, rec: r})
+	}
+	phase := func(m moment) int {
+		switch {
+		case m.end:
+			return 0
+		case m.after:
+			return 1
+		}
+		return 2
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -190,11 +247,18 @@ func moments(items []*record) []moment {
 		if a.rec == b.rec {
 			return !a.end && b.end
 		}
-		if a.end != b.end {
+		if pa, pb := phase(a), phase(b); pa != pb {
+			return pa < pb
+		}
+		switch {
+		case inside(b.rec, a.rec):
+			return !a.end
+		case inside(a.rec, b.rec):
 			return a.end
 		}
 		if !a.end && a.rec.end != b.rec.end {
-			return a.rec.end > b.rec.end
+			// Siblings that start together: the one done first came first.
+			return a.rec.end < b.rec.end
 		}
 		if a.end && a.rec.start != b.rec.start {
 			return a.rec.start > b.rec.start
@@ -211,29 +275,40 @@ type builder struct {
 
 type entry struct {
 	m        msg
-	key      string
 	answered []bool // for an assistant message, which calls have a result
 }
 
-func msgKey(m msg) string {
-	var b strings.Builder
-	b.WriteString(m.role)
-	b.WriteByte(0)
-	if m.role == "tool" && m.callID != "" {
-		b.WriteString(m.callID)
-		return b.String()
+// sameMsg reports whether two records of a message are the same message.
+// Instrumentations record the same message with more or less of it: a
+// call's id in one place and not in another (OpenInference's JavaScript
+// instrumentation keeps no call ids; a tool span may), so ids are
+// compared when both have them, and the rest otherwise.
+func sameMsg(x, y msg) bool {
+	if x.role != y.role {
+		return false
 	}
-	b.WriteString(strings.TrimSpace(m.content))
-	for _, c := range m.calls {
-		b.WriteByte(0)
-		if c.id != "" {
-			b.WriteString(c.id)
-			continue
+	if x.role == "tool" {
+		if x.callID != "" && y.callID != "" {
+			return x.callID == y.callID
 		}
-		b.WriteString(c.name)
-		b.WriteString(argsText(c))
+		return strings.TrimSpace(x.content) == strings.TrimSpace(y.content)
 	}
-	return b.String()
+	if strings.TrimSpace(x.content) != strings.TrimSpace(y.content) || len(x.calls) != len(y.calls) {
+		return false
+	}
+	for i := range x.calls {
+		if !sameCall(x.calls[i], y.calls[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameCall(a, b call) bool {
+	if a.id != "" && b.id != "" {
+		return a.id == b.id
+	}
+	return a.name == b.name && argsText(a) == argsText(b)
 }
 
 func argsText(c call) string {
@@ -245,7 +320,7 @@ func argsText(c call) string {
 }
 
 func (b *builder) push(m msg) {
-	e := entry{m: m, key: msgKey(m)}
+	e := entry{m: m}
 	if m.role == "assistant" {
 		e.answered = make([]bool, len(m.calls))
 	}
@@ -282,10 +357,9 @@ func (b *builder) addSystem(texts []string) {
 			continue
 		}
 		m := msg{role: "system", content: t}
-		k := msgKey(m)
 		dup := false
 		for _, e := range b.entries {
-			if e.key == k {
+			if sameMsg(e.m, m) {
 				dup = true
 				break
 			}
@@ -299,7 +373,7 @@ func (b *builder) addSystem(texts []string) {
 		}
 		b.entries = append(b.entries, entry{})
 		copy(b.entries[at+1:], b.entries[at:])
-		b.entries[at] = entry{m: m, key: k}
+		b.entries[at] = entry{m: m}
 	}
 }
 
@@ -323,12 +397,14 @@ func (b *builder) addInput(in []msg) {
 		}
 	}
 	k := 0
-	for k < len(rest) && k < len(have) && msgKey(rest[k]) == b.entries[have[k]].key {
+	for k < len(rest) && k < len(have) && sameMsg(rest[k], b.entries[have[k]].m) {
+		e := &b.entries[have[k]]
 		// A tool result is kept as the model saw it, which may differ in
 		// form from what the tool span recorded.
-		if e := &b.entries[have[k]]; e.m.role == "tool" && rest[k].content != "" {
+		if e.m.role == "tool" && rest[k].content != "" {
 			e.m.content = rest[k].content
 		}
+		b.fillIDs(e, rest[k])
 		k++
 	}
 	if k == len(have) {
@@ -347,15 +423,29 @@ func (b *builder) addInput(in []msg) {
 		}
 	}
 	for _, m := range rest[from:] {
-		if !b.sinceLastAssistant(msgKey(m)) {
+		if !b.sinceLastAssistant(m) {
 			b.push(m)
 		}
 	}
 }
 
-func (b *builder) sinceLastAssistant(key string) bool {
+// fillIDs gives a message the call ids another record of it has.
+func (b *builder) fillIDs(e *entry, o msg) {
+	if e.m.role == "tool" && e.m.callID == "" {
+		e.m.callID = o.callID
+	}
+	if len(e.m.calls) == len(o.calls) {
+		for i := range e.m.calls {
+			if e.m.calls[i].id == "" {
+				e.m.calls[i].id = o.calls[i].id
+			}
+		}
+	}
+}
+
+func (b *builder) sinceLastAssistant(m msg) bool {
 	for i := len(b.entries) - 1; i >= 0; i-- {
-		if b.entries[i].key == key {
+		if sameMsg(b.entries[i].m, m) {
 			return true
 		}
 		if b.entries[i].m.role == "assistant" {
@@ -365,34 +455,79 @@ func (b *builder) sinceLastAssistant(key string) bool {
 	return false
 }
 
-// addOutput adds what a model or agent returned, unless the conversation
-// already ends with it (an agent's answer is its last model call's).
+// addOutput adds what a model returned, unless the conversation already
+// ends with it.
 func (b *builder) addOutput(out []msg, respID string) {
 	for _, m := range out {
 		if m.role == "assistant" && m.respID == "" {
 			m.respID = respID
 		}
-		k := msgKey(m)
-		if n := len(b.entries); n > 0 && b.entries[n-1].key == k {
+		if n := len(b.entries); n > 0 && sameMsg(b.entries[n-1].m, m) {
 			continue
 		}
-		if m.role == "assistant" && b.lastAssistantKey() == k {
-			continue
+		if m.role == "assistant" {
+			if last := b.lastAssistant(); last != nil && sameMsg(*last, m) {
+				continue
+			}
 		}
 		b.push(m)
 	}
 }
 
-func (b *builder) lastAssistantKey() string {
+// addAgentOutput adds what an agent returned: its run, which its model
+// calls and tools have mostly recorded already. A message the run since
+// the last user message already holds is left out; so is an assistant
+// message whose calls it already holds, each (several steps' calls may
+// be lumped into one).
+func (b *builder) addAgentOutput(out []msg) {
+	from := 0
+	for i := len(b.entries) - 1; i >= 0; i-- {
+		if b.entries[i].m.role == "user" {
+			from = i + 1
+			break
+		}
+	}
+	held := func(m msg) bool {
+		if m.role == "assistant" && len(m.calls) > 0 && strings.TrimSpace(m.content) == "" {
+			for _, c := range m.calls {
+				found := false
+				for _, e := range b.entries[from:] {
+					for _, ec := range e.m.calls {
+						if sameCall(ec, c) {
+							found = true
+						}
+					}
+				}
+				if !found {
+					return false
+				}
+			}
+			return true
+		}
+		for _, e := range b.entries[from:] {
+			if sameMsg(e.m, m) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range out {
+		if !held(m) {
+			b.push(m)
+		}
+	}
+}
+
+func (b *builder) lastAssistant() *msg {
 	for i := len(b.entries) - 1; i >= 0; i-- {
 		switch b.entries[i].m.role {
 		case "assistant":
-			return b.entries[i].key
+			return &b.entries[i].m
 		case "user":
-			return ""
+			return nil
 		}
 	}
-	return ""
+	return nil
 }
 
 // addTool puts a tool execution's result after the call that asked for it.
@@ -407,23 +542,41 @@ func (b *builder) addTool(t *toolExec) {
 		return
 	}
 	e := &b.entries[ai]
+	if e.m.calls[ci].id == "" {
+		// The model call did not record the call's id; the tool did.
+		e.m.calls[ci].id = t.call.id
+	}
 	if e.answered[ci] || !t.hasResult {
 		return
 	}
+	// After the results of the calls before it in the message: parallel
+	// tools end in any order, but their results answer the calls in order.
 	j := ai + 1
-	for j < len(b.entries) && b.entries[j].m.role == "tool" {
+	for j < len(b.entries) && b.entries[j].m.role == "tool" && b.callIndex(ai, b.entries[j].m.callID) < ci {
 		j++
 	}
 	m := msg{role: "tool", content: t.result, callID: e.m.calls[ci].id, name: e.m.calls[ci].name, isError: t.isError}
 	b.entries = append(b.entries, entry{})
 	copy(b.entries[j+1:], b.entries[j:])
-	b.entries[j] = entry{m: m, key: msgKey(m)}
+	b.entries[j] = entry{m: m}
 	e = &b.entries[ai]
 	e.answered[ci] = true
 }
 
+// callIndex is the index, among the calls of the assistant message at ai,
+// of the call with id; -1 (before every call) when it has none of that id.
+func (b *builder) callIndex(ai int, id string) int {
+	for k, c := range b.entries[ai].m.calls {
+		if id != "" && c.id == id {
+			return k
+		}
+	}
+	return -1
+}
+
 // findCall finds the call a tool execution answers: by id, else the
-// latest unanswered call of the same name.
+// latest unanswered call of the same name (and, when the model call kept
+// no ids, of the same arguments, or failing that of the same name).
 func (b *builder) findCall(c call) (int, int) {
 	for i := len(b.entries) - 1; i >= 0; i-- {
 		e := b.entries[i]
@@ -434,8 +587,18 @@ func (b *builder) findCall(c call) (int, int) {
 			if c.id != "" && ec.id == c.id {
 				return i, k
 			}
-			if c.id == "" && ec.name == c.name && !e.answered[k] {
-				return i, k
+		}
+	}
+	for _, sameArgs := range []bool{true, false} {
+		for i := len(b.entries) - 1; i >= 0; i-- {
+			e := b.entries[i]
+			if e.m.role != "assistant" {
+				continue
+			}
+			for k, ec := range e.m.calls {
+				if (c.id == "" || ec.id == "") && ec.name == c.name && !e.answered[k] && (!sameArgs || argsText(ec) == argsText(c)) {
+					return i, k
+				}
 			}
 		}
 	}
@@ -484,7 +647,7 @@ func (m msg) message() agenteval.Message {
 // metadata describes where a conversation came from: the format, traces,
 // agents and models, the usage the model calls reported, and how long it
 // took.
-func metadata(format string, items []*record) map[string]any {
+func metadata(format string, items, usageOnly []*record) map[string]any {
 	md := map[string]any{"source_format": format}
 	var traces, agents, models, errs []string
 	seen := map[string]bool{}
@@ -515,6 +678,10 @@ func metadata(format string, items []*record) map[string]any {
 			first = r.start
 		}
 		last = max(last, r.end)
+	}
+	for _, r := range usageOnly {
+		u.add(r.usage)
+		addU(&models, r.model, "m")
 	}
 	if len(traces) == 1 {
 		md["trace_id"] = traces[0]

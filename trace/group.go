@@ -18,6 +18,7 @@ const (
 	kindAgent               // an agent invocation: its name, maybe its input and output
 	kindMessage             // one message of an older per-message event
 	kindIgnored             // known, and deliberately not part of the conversation
+	kindUsage               // a model call whose messages another record holds: its usage only
 )
 
 // record is one span, event or log record of a span format, reduced to

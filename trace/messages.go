@@ -216,9 +216,20 @@ func normRole(r string) string {
 // tool message per response, whatever its role (Anthropic-style APIs send
 // results as user messages). Messages in the OpenAI form are read too,
 // since some instrumentations write them here.
+//
+// An assistant message that holds calls and their responses is a whole
+// agent run lumped together (the Vercel AI SDK's invoke_agent output:
+// its text, then every call, then every response): it is split into the
+// calls, their results, and the text, in that order, which is the order
+// they happened in.
 func genAIMessages(v any, pos Pos, where string, probs *[]problem) []msg {
+	var ad argDecoder
+	return ad.genAIMessages(v, pos, where, probs)
+}
+
+func (a *argDecoder) genAIMessages(v any, pos Pos, where string, probs *[]problem) []msg {
 	var out []msg
-	for i, it := range list(structured(v)) {
+	for i, it := range list(a.structured(v)) {
 		m := obj(it)
 		if m == nil {
 			*probs = append(*probs, warnAt(pos, fmt.Sprintf("%s[%d] is not a message object; left out", where, i)))
@@ -226,7 +237,7 @@ func genAIMessages(v any, pos Pos, where string, probs *[]problem) []msg {
 		}
 		w := fmt.Sprintf("%s[%d]", where, i)
 		if _, ok := m["parts"]; !ok {
-			out = append(out, openAIMessage(m, pos, w, probs)...)
+			out = append(out, a.openAIMessage(m, pos, w, probs)...)
 			continue
 		}
 		role := normRole(str(m, "role"))
@@ -247,7 +258,7 @@ func genAIMessages(v any, pos Pos, where string, probs *[]problem) []msg {
 			case "text":
 				texts = append(texts, str(pm, "content", "text"))
 			case "tool_call", "function_call":
-				c := parseArgs(pm["arguments"], pos, pw, probs)
+				c := a.args(a.structured(pm["arguments"]), pos, pw, probs)
 				c.id, c.name = str(pm, "id"), str(pm, "name")
 				om.calls = append(om.calls, c)
 			case "tool_call_response", "function_call_response":
@@ -255,7 +266,7 @@ func genAIMessages(v any, pos Pos, where string, probs *[]problem) []msg {
 				if !ok {
 					resp = pm["result"]
 				}
-				results = append(results, msg{role: "tool", content: text(resp), callID: strings.TrimSpace(str(pm, "id"))})
+				results = append(results, msg{role: "tool", content: a.text(resp), callID: strings.TrimSpace(str(pm, "id")), name: str(pm, "name")})
 			case "reasoning", "thinking":
 				reasoning = append(reasoning, str(pm, "content", "text"))
 			default:
@@ -265,6 +276,16 @@ func genAIMessages(v any, pos Pos, where string, probs *[]problem) []msg {
 		om.content = strings.Join(texts, "\n")
 		om.reasoning = strings.Join(reasoning, "\n")
 		if len(results) > 0 {
+			if len(om.calls) > 0 {
+				// A lumped run: the calls, their results, then what was
+				// said after them.
+				out = append(out, msg{role: role, calls: om.calls, reasoning: om.reasoning})
+				out = append(out, results...)
+				if om.content != "" {
+					out = append(out, msg{role: role, content: om.content})
+				}
+				continue
+			}
 			if om.content != "" && role != "tool" {
 				out = append(out, msg{role: role, content: om.content})
 			}
@@ -277,6 +298,23 @@ func genAIMessages(v any, pos Pos, where string, probs *[]problem) []msg {
 		out = append(out, om)
 	}
 	return out
+}
+
+// openAIMessages is openAIMessages with the key order of the calls'
+// arguments.
+func (a *argDecoder) openAIMessages(v any, pos Pos, where string, probs *[]problem) []msg {
+	return a.order(openAIMessages(a.structured(v), pos, where, probs))
+}
+
+// openAIMessage is openAIMessage with the key order of the calls'
+// arguments.
+func (a *argDecoder) openAIMessage(v any, pos Pos, where string, probs *[]problem) []msg {
+	return a.order(openAIMessage(v, pos, where, probs))
+}
+
+// toolCalls is toolCalls with the key order of their arguments.
+func (a *argDecoder) toolCalls(v any, pos Pos, where string, probs *[]problem) []call {
+	return a.calls(toolCalls(a.structured(v), pos, where, probs))
 }
 
 // systemTexts reads gen_ai.system_instructions: a list of parts, or text.

@@ -18,11 +18,11 @@ import (
 
 // indexed groups the attributes under prefix by their first index: for
 // "gen_ai.prompt." it returns {0: {"role": v, "tool_calls.0.name": v}}.
-func indexed(a attrs, prefix string) (map[int]map[string]any, []int) {
+func indexed(ad *argDecoder, a attrs, prefix string) (map[int]map[string]any, []int) {
 	under := map[string]any{}
 	for k, v := range a {
 		if rest, ok := strings.CutPrefix(k, prefix); ok {
-			under[rest] = goValue(v)
+			under[rest] = orderedValue(ad, v)
 		}
 	}
 	return subIndexed(under, "")
@@ -30,8 +30,8 @@ func indexed(a attrs, prefix string) (map[int]map[string]any, []int) {
 
 // indexedMessages reads OpenLLMetry's gen_ai.prompt.N.* or
 // gen_ai.completion.N.*.
-func indexedMessages(a attrs, prefix string, r *record) []msg {
-	byIdx, idx := indexed(a, prefix)
+func indexedMessages(ad *argDecoder, a attrs, prefix string, r *record) []msg {
+	byIdx, idx := indexed(ad, a, prefix)
 	var out []msg
 	for _, i := range idx {
 		f := byIdx[i]
@@ -40,17 +40,17 @@ func indexedMessages(a attrs, prefix string, r *record) []msg {
 		if role == "" && strings.Contains(prefix, "completion") {
 			role = "assistant"
 		}
-		body := contentText(structured(f["content"]), r.pos, where+".content", &r.problems)
+		body := contentText(ad.structured(f["content"]), r.pos, where+".content", &r.problems)
 		m := msg{role: normRole(role), content: body.Text, parts: body.Parts, reasoning: body.Reasoning, callID: str(f, "tool_call_id")}
 		calls, cidx := subIndexed(f, "tool_calls.")
 		for _, j := range cidx {
 			c := calls[j]
-			cl := parseArgs(structured(c["arguments"]), r.pos, fmt.Sprintf("%s.tool_calls.%d", where, j), &r.problems)
+			cl := ad.args(ad.structured(c["arguments"]), r.pos, fmt.Sprintf("%s.tool_calls.%d", where, j), &r.problems)
 			cl.id, cl.name = str(c, "id"), str(c, "name")
 			m.calls = append(m.calls, cl)
 		}
 		if fn := str(f, "function_call.name"); fn != "" {
-			cl := parseArgs(structured(f["function_call.arguments"]), r.pos, where+".function_call", &r.problems)
+			cl := ad.args(ad.structured(f["function_call.arguments"]), r.pos, where+".function_call", &r.problems)
 			cl.name = fn
 			m.calls = append(m.calls, cl)
 		}
@@ -91,8 +91,8 @@ func subIndexed(f map[string]any, prefix string) (map[int]map[string]any, []int)
 
 // oiMessages reads OpenInference's llm.input_messages.N.message.* or
 // llm.output_messages.N.message.*.
-func oiMessages(a attrs, prefix string, r *record) []msg {
-	byIdx, idx := indexed(a, prefix)
+func oiMessages(ad *argDecoder, a attrs, prefix string, r *record) []msg {
+	byIdx, idx := indexed(ad, a, prefix)
 	var out []msg
 	for _, i := range idx {
 		f := map[string]any{}
@@ -122,12 +122,12 @@ func oiMessages(a attrs, prefix string, r *record) []msg {
 		calls, cidx := subIndexed(f, "tool_calls.")
 		for _, j := range cidx {
 			c := calls[j]
-			cl := parseArgs(structured(c["tool_call.function.arguments"]), r.pos, fmt.Sprintf("%s.message.tool_calls.%d", where, j), &r.problems)
+			cl := ad.args(ad.structured(c["tool_call.function.arguments"]), r.pos, fmt.Sprintf("%s.message.tool_calls.%d", where, j), &r.problems)
 			cl.id, cl.name = str(c, "tool_call.id"), str(c, "tool_call.function.name")
 			m.calls = append(m.calls, cl)
 		}
 		if fn := str(f, "function_call_name"); fn != "" {
-			cl := parseArgs(structured(f["function_call_arguments_json"]), r.pos, where+".message.function_call", &r.problems)
+			cl := ad.args(ad.structured(f["function_call_arguments_json"]), r.pos, where+".message.function_call", &r.problems)
 			cl.name = fn
 			m.calls = append(m.calls, cl)
 		}

@@ -21,7 +21,8 @@ import (
 )
 
 // openOTLP reads a file of OTLP JSON export requests (traces or logs), one
-// per line or one document, or a JSON array of them.
+// per line or one document, or a JSON array of them; or a dump of spans
+// (see spandump.go).
 func openOTLP(in *input) (convReader, error) {
 	return newGrouped(in, "otlp", scanOTLP)
 }
@@ -33,6 +34,10 @@ var protoJSON = protojson.UnmarshalOptions{DiscardUnknown: true}
 // whole. Each span is decoded into the official OTLP type and mapped.
 func scanOTLP(r io.Reader, keysOnly bool, yield func(*record, error) bool) {
 	br := bufio.NewReaderSize(r, 1<<20)
+	if peekSpanDump(br) {
+		scanSpanDump(br, keysOnly, yield)
+		return
+	}
 	if firstLineIsValue(br) {
 		scanOTLPLines(br, keysOnly, yield)
 		return

@@ -50,6 +50,17 @@ func (a attrs) val(keys ...string) (any, bool) {
 	return nil, false
 }
 
+// valOf is val, with the key order of what it decodes noted by ad: a
+// string holding a JSON object or list comes back decoded.
+func (a attrs) valOf(ad *argDecoder, keys ...string) (any, bool) {
+	for _, k := range keys {
+		if v, ok := a[k]; ok && v != nil {
+			return ad.structured(orderedValue(ad, v)), true
+		}
+	}
+	return nil, false
+}
+
 func (a attrs) int(keys ...string) (int64, bool) {
 	for _, k := range keys {
 		if v, ok := a[k]; ok && v != nil {
@@ -72,7 +83,37 @@ func (a attrs) hasPrefix(p string) bool {
 
 // goValue converts an OTLP value to the generic JSON form, numbers as
 // json.Number.
-func goValue(v *commonpb.AnyValue) any {
+func goValue(v *commonpb.AnyValue) any { return orderedValue(nil, v) }
+
+// orderedValue is goValue, noting with ad (when not nil) the key order of
+// the objects a kvlist makes.
+func orderedValue(ad *argDecoder, v *commonpb.AnyValue) any {
+	if ad == nil {
+		return plainValue(v)
+	}
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_ArrayValue:
+		out := make([]any, 0, len(x.ArrayValue.GetValues()))
+		for _, e := range x.ArrayValue.GetValues() {
+			out = append(out, orderedValue(ad, e))
+		}
+		return out
+	case *commonpb.AnyValue_KvlistValue:
+		out := make(map[string]any, len(x.KvlistValue.GetValues()))
+		keys := make([]string, 0, len(out))
+		for _, kv := range x.KvlistValue.GetValues() {
+			if _, dup := out[kv.GetKey()]; !dup {
+				keys = append(keys, kv.GetKey())
+			}
+			out[kv.GetKey()] = orderedValue(ad, kv.GetValue())
+		}
+		ad.note(out, keys)
+		return out
+	}
+	return plainValue(v)
+}
+
+func plainValue(v *commonpb.AnyValue) any {
 	switch x := v.GetValue().(type) {
 	case *commonpb.AnyValue_StringValue:
 		return x.StringValue
@@ -110,11 +151,18 @@ var conversationKeys = []string{
 	"gen_ai.conversation.id", "session.id",
 	"traceloop.association.properties.session_id", "traceloop.association.properties.conversation_id",
 	"traceloop.association.properties.thread_id", "langfuse.session.id",
+	// Google ADK's model calls carry the session apart from gen_ai.
+	"gcp.vertex.agent.session_id",
+	// Mastra's thread (its memory's conversation).
+	"mastra.metadata.threadId",
+	// The Vercel AI SDK's telemetry metadata, as its users name it.
+	"ai.telemetry.metadata.sessionId", "ai.telemetry.metadata.conversationId", "ai.telemetry.metadata.threadId",
 }
 
 // mapSpan reduces one span to a record.
 func mapSpan(sp *tracepb.Span, res resInfo, pos Pos) *record {
 	a := toAttrs(sp.Attributes)
+	ad := &argDecoder{}
 	r := &record{
 		pos: pos, trace: hexID(sp.TraceId), span: hexID(sp.SpanId), parent: hexID(sp.ParentSpanId), name: sp.Name,
 		start: int64(sp.StartTimeUnixNano), end: int64(sp.EndTimeUnixNano),
@@ -131,34 +179,54 @@ func mapSpan(sp *tracepb.Span, res resInfo, pos Pos) *record {
 	}
 	r.agent = a.str("gen_ai.agent.name", "agent.name")
 	r.model = a.str("gen_ai.response.model", "gen_ai.request.model", "llm.response.model_name", "llm.model_name", "llm.request.model_name")
+	switch {
+	case a.has("ai.operationId"):
+		mapVercel(ad, a, r)
+	case a.has("mastra.span.type"):
+		mapMastra(ad, a, sp.Name, r)
+	case a.has("gcp.vertex.agent.llm_request", "gcp.vertex.agent.tool_call_args", "gcp.vertex.agent.tool_response"):
+		mapADK(ad, a, sp.Name, r)
+	default:
+		mapGenAI(ad, a, sp.Name, res, r)
+	}
+	for _, ev := range sp.Events {
+		mapSpanEvent(ad, ev, r)
+	}
+	return r
+}
+
+// mapGenAI reads the OpenTelemetry GenAI conventions, OpenInference and
+// OpenLLMetry.
+func mapGenAI(ad *argDecoder, a attrs, name string, res resInfo, r *record) {
 	op := a.str("gen_ai.operation.name")
 	oi := strings.ToUpper(a.str("openinference.span.kind"))
 	tl := a.str("traceloop.span.kind")
 	switch {
 	case op == "execute_tool" || oi == "TOOL" || tl == "tool":
 		r.kind = kindTool
-		r.tool = mapTool(a, sp.Name, r)
+		r.tool = mapTool(ad, a, name, r)
 	case op == "invoke_agent" || op == "create_agent" || op == "invoke_workflow" || oi == "AGENT" || tl == "agent" || tl == "workflow":
 		r.kind = kindAgent
 		if r.agent == "" {
-			r.agent = agentName(a, sp.Name, op)
+			r.agent = agentName(a, name, op)
 		}
 		if r.agent == "" && res.service != "" && op == "invoke_agent" {
 			r.agent = res.service
 		}
-		mapContent(a, r)
+		mapContent(ad, a, r)
 	case op == "chat" || op == "text_completion" || op == "generate_content" || oi == "LLM" || tl == "llm" ||
 		a.has("gen_ai.input.messages", "gen_ai.output.messages", "llm.request.type") ||
 		a.hasPrefix("gen_ai.prompt.") || a.hasPrefix("gen_ai.completion.") || a.hasPrefix("llm.input_messages.") || a.hasPrefix("llm.output_messages."):
 		r.kind = kindLLM
-		mapContent(a, r)
+		mapContent(ad, a, r)
 		r.usage = usageOf(a)
 		r.respID = a.str("gen_ai.response.id")
+	case oi == "CHAIN" || op == "agent_step":
+		// A framework's own structure around the calls (a LangChain
+		// chain, an AI SDK step): what it holds, its model calls and
+		// tools record.
+		r.kind = kindIgnored
 	}
-	for _, ev := range sp.Events {
-		mapSpanEvent(ev, r)
-	}
-	return r
 }
 
 func (a attrs) has(keys ...string) bool {
@@ -184,36 +252,43 @@ func agentName(a attrs, spanName, op string) string {
 }
 
 // mapContent reads the messages of a model call or agent span, in
-// whichever form its instrumentation wrote them.
-func mapContent(a attrs, r *record) {
+// whichever form its instrumentation wrote them. An agent's output is
+// its whole run, not one of several choices.
+func mapContent(ad *argDecoder, a attrs, r *record) {
+	choice := func(out []msg, where string) []msg {
+		if r.kind == kindAgent {
+			return out
+		}
+		return firstChoice(out, r.pos, where, &r.problems)
+	}
 	if v, ok := a.val("gen_ai.system_instructions"); ok {
 		r.system = systemTexts(v)
 	}
-	if v, ok := a.val("gen_ai.input.messages"); ok {
-		r.input = genAIMessages(v, r.pos, "gen_ai.input.messages", &r.problems)
+	if v, ok := a.valOf(ad, "gen_ai.input.messages"); ok {
+		r.input = ad.genAIMessages(v, r.pos, "gen_ai.input.messages", &r.problems)
 	}
-	if v, ok := a.val("gen_ai.output.messages"); ok {
-		r.output = firstChoice(genAIMessages(v, r.pos, "gen_ai.output.messages", &r.problems), r.pos, "gen_ai.output.messages", &r.problems)
+	if v, ok := a.valOf(ad, "gen_ai.output.messages"); ok {
+		r.output = choice(ad.genAIMessages(v, r.pos, "gen_ai.output.messages", &r.problems), "gen_ai.output.messages")
 	}
 	if len(r.input) == 0 && a.hasPrefix("gen_ai.prompt.") {
-		r.input = indexedMessages(a, "gen_ai.prompt.", r)
+		r.input = indexedMessages(ad, a, "gen_ai.prompt.", r)
 	}
 	if len(r.output) == 0 && a.hasPrefix("gen_ai.completion.") {
-		r.output = firstChoice(indexedMessages(a, "gen_ai.completion.", r), r.pos, "gen_ai.completion", &r.problems)
+		r.output = choice(indexedMessages(ad, a, "gen_ai.completion.", r), "gen_ai.completion")
 	}
 	if len(r.input) == 0 && a.hasPrefix("llm.input_messages.") {
-		r.input = oiMessages(a, "llm.input_messages.", r)
+		r.input = oiMessages(ad, a, "llm.input_messages.", r)
 	}
 	if len(r.output) == 0 && a.hasPrefix("llm.output_messages.") {
-		r.output = firstChoice(oiMessages(a, "llm.output_messages.", r), r.pos, "llm.output_messages", &r.problems)
+		r.output = choice(oiMessages(ad, a, "llm.output_messages.", r), "llm.output_messages")
 	}
 	// The oldest form: whole histories as JSON text in gen_ai.prompt and
 	// gen_ai.completion.
-	if v, ok := a.val("gen_ai.prompt"); ok && len(r.input) == 0 {
-		r.input = openAIMessages(v, r.pos, "gen_ai.prompt", &r.problems)
+	if v, ok := a.valOf(ad, "gen_ai.prompt"); ok && len(r.input) == 0 {
+		r.input = ad.openAIMessages(v, r.pos, "gen_ai.prompt", &r.problems)
 	}
-	if v, ok := a.val("gen_ai.completion"); ok && len(r.output) == 0 {
-		r.output = firstChoice(openAIMessages(v, r.pos, "gen_ai.completion", &r.problems), r.pos, "gen_ai.completion", &r.problems)
+	if v, ok := a.valOf(ad, "gen_ai.completion"); ok && len(r.output) == 0 {
+		r.output = choice(ad.openAIMessages(v, r.pos, "gen_ai.completion", &r.problems), "gen_ai.completion")
 	}
 }
 
@@ -233,20 +308,28 @@ func usageOf(a attrs) usage {
 
 // mapTool reads a tool execution: the GenAI execute_tool attributes,
 // OpenInference's TOOL span, or OpenLLMetry's tool entity.
-func mapTool(a attrs, spanName string, r *record) *toolExec {
+func mapTool(ad *argDecoder, a attrs, spanName string, r *record) *toolExec {
 	t := &toolExec{}
 	name := a.str("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
 	if name == "" {
 		name = strings.TrimPrefix(spanName, "execute_tool ")
 	}
 	var args any
-	if v, ok := a.val("gen_ai.tool.call.arguments"); ok {
+	id := a.str("gen_ai.tool.call.id", "tool.id", "tool_call.id")
+	if v, ok := a.valOf(ad, "gen_ai.tool.call.arguments"); ok {
 		args = v
-	} else if v, ok := a.val("input.value"); ok {
+	} else if v, ok := a.valOf(ad, "input.value"); ok {
 		args = v
-	} else if v, ok := a.val("traceloop.entity.input"); ok {
+		// LangChain invoked with a whole ToolCall: {name, args, id, type}.
+		if tc := obj(v); tc != nil && str(tc, "type") == "tool_call" && obj(tc["args"]) != nil {
+			args = tc["args"]
+			if id == "" {
+				id = str(tc, "id")
+			}
+		}
+	} else if v, ok := a.valOf(ad, "traceloop.entity.input"); ok {
 		// OpenLLMetry records the Python call: {"args": [...], "kwargs": {...}}.
-		in := obj(structured(v))
+		in := obj(v)
 		switch {
 		case obj(in["kwargs"]) != nil && len(list(in["args"])) == 0:
 			args = in["kwargs"]
@@ -256,14 +339,26 @@ func mapTool(a attrs, spanName string, r *record) *toolExec {
 			args = v
 		}
 	}
-	t.call = parseArgs(structured(args), r.pos, "tool "+name, &r.problems)
+	t.call = ad.args(args, r.pos, "tool "+name, &r.problems)
 	t.call.name = name
-	t.call.id = a.str("gen_ai.tool.call.id", "tool.id", "tool_call.id")
-	if v, ok := a.val("gen_ai.tool.call.result", "output.value"); ok {
-		t.result, t.hasResult = text(v), true
-	} else if v, ok := a.val("traceloop.entity.output"); ok {
+	t.call.id = id
+	if v, ok := a.val("gen_ai.tool.call.result"); ok {
+		t.result, t.hasResult = resultText(ad, v), true
+	} else if v, ok := a.valOf(ad, "output.value"); ok {
+		t.result, t.hasResult = ad.text(v), true
+		// LangChain's tools return a ToolMessage, which OpenInference
+		// records whole (as {"output": <the message>}): its content is the
+		// result, its tool_call_id the call's.
+		if content, callID, isErr, ok := toolMessage(ad, v); ok {
+			t.result = content
+			t.isError = t.isError || isErr
+			if t.call.id == "" {
+				t.call.id = callID
+			}
+		}
+	} else if v, ok := a.valOf(ad, "traceloop.entity.output"); ok {
 		// OpenLLMetry writes the return value as JSON.
-		t.result, t.hasResult = text(structuredAll(v)), true
+		t.result, t.hasResult = ad.text(structuredAll(v)), true
 	}
 	if r.errText != "" {
 		t.isError = true
@@ -274,28 +369,87 @@ func mapTool(a attrs, spanName string, r *record) *toolExec {
 	return t
 }
 
+// resultText is a tool's result as text. Instrumentations that write it
+// as JSON (the Vercel AI SDK's JSON.stringify of what the tool returned)
+// quote a string result; the tool returned the string.
+func resultText(ad *argDecoder, v any) string {
+	if s, ok := v.(string); ok {
+		t := strings.TrimSpace(s)
+		if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
+			if d, err := decodeJSON(t); err == nil {
+				if u, ok := d.(string); ok {
+					return u
+				}
+			}
+		}
+		return s
+	}
+	return ad.text(v)
+}
+
+// toolMessage reads a LangChain ToolMessage a tool span recorded as its
+// output: dumpd's {lc, type: constructor, id: [..., "ToolMessage"],
+// kwargs: {content, tool_call_id, status}}, or the plain {content,
+// tool_call_id, type: "tool"}, alone or under "output".
+func toolMessage(ad *argDecoder, v any) (content, callID string, isErr, ok bool) {
+	m := obj(v)
+	if inner := obj(m["output"]); inner != nil && len(m) == 1 {
+		m = inner
+	}
+	if kw := obj(m["kwargs"]); kw != nil && m["lc"] != nil {
+		ids := list(m["id"])
+		if len(ids) == 0 || !strings.HasPrefix(text(ids[len(ids)-1]), "ToolMessage") {
+			return "", "", false, false
+		}
+		m = kw
+	} else if str(m, "type") != "tool" {
+		return "", "", false, false
+	}
+	c, has := m["content"]
+	if !has {
+		return "", "", false, false
+	}
+	switch x := c.(type) {
+	case string:
+		content = x
+	case []any:
+		var texts []string
+		for _, p := range x {
+			if pm := obj(p); pm != nil && str(pm, "type") == "text" {
+				texts = append(texts, str(pm, "text"))
+			} else {
+				texts = append(texts, ad.text(p))
+			}
+		}
+		content = strings.Join(texts, "\n")
+	default:
+		content = ad.text(c)
+	}
+	return content, str(m, "tool_call_id"), str(m, "status") == "error", true
+}
+
 // mapSpanEvent reads the content events an older instrumentation attached
 // to its span.
-func mapSpanEvent(ev *tracepb.Span_Event, r *record) {
+func mapSpanEvent(ad *argDecoder, ev *tracepb.Span_Event, r *record) {
 	a := toAttrs(ev.Attributes)
 	switch ev.Name {
 	case "gen_ai.content.prompt":
-		if v, ok := a.val("gen_ai.prompt"); ok && len(r.input) == 0 {
-			r.input = openAIMessages(v, r.pos, "event gen_ai.content.prompt", &r.problems)
+		if v, ok := a.valOf(ad, "gen_ai.prompt"); ok && len(r.input) == 0 {
+			r.input = ad.openAIMessages(v, r.pos, "event gen_ai.content.prompt", &r.problems)
 			r.kind = kindLLM
 		}
 	case "gen_ai.content.completion":
-		if v, ok := a.val("gen_ai.completion"); ok && len(r.output) == 0 {
-			r.output = firstChoice(openAIMessages(v, r.pos, "event gen_ai.content.completion", &r.problems), r.pos, "gen_ai.completion", &r.problems)
+		if v, ok := a.valOf(ad, "gen_ai.completion"); ok && len(r.output) == 0 {
+			r.output = firstChoice(ad.openAIMessages(v, r.pos, "event gen_ai.content.completion", &r.problems), r.pos, "gen_ai.completion", &r.problems)
 			r.kind = kindLLM
 		}
 	case "gen_ai.client.inference.operation.details":
 		if len(r.input) == 0 && len(r.output) == 0 {
-			mapContent(a, r)
+			mapContent(ad, a, r)
 			r.kind = kindLLM
 		}
 	case "gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message", "gen_ai.choice":
-		m, choice := eventMessage(ev.Name, a, nil, r)
+		m, choice := eventMessage(ad, ev.Name, a, nil, r)
 		if m == nil {
 			return
 		}
@@ -313,6 +467,7 @@ func mapSpanEvent(ev *tracepb.Span_Event, r *record) {
 // mapLog reduces one log record (an event) to a record.
 func mapLog(lr *logspb.LogRecord, res resInfo, pos Pos) *record {
 	a := toAttrs(lr.Attributes)
+	ad := &argDecoder{}
 	t := int64(lr.TimeUnixNano)
 	if t == 0 {
 		t = int64(lr.ObservedTimeUnixNano)
@@ -327,10 +482,10 @@ func mapLog(lr *logspb.LogRecord, res resInfo, pos Pos) *record {
 	switch name {
 	case "gen_ai.client.inference.operation.details":
 		r.kind = kindLLM
-		mapContent(a, r)
+		mapContent(ad, a, r)
 		r.usage = usageOf(a)
 	case "gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message", "gen_ai.tool.message", "gen_ai.choice":
-		m, choice := eventMessage(name, a, lr.Body, r)
+		m, choice := eventMessage(ad, name, a, lr.Body, r)
 		if m != nil {
 			r.kind, r.message, r.choice = kindMessage, m, choice
 		} else {
@@ -346,12 +501,13 @@ func mapLog(lr *logspb.LogRecord, res resInfo, pos Pos) *record {
 // eventMessage reads a per-message event: its body (or, on span events,
 // its attributes) holds content, tool_calls and id; gen_ai.choice wraps
 // the message as {index, finish_reason, message}.
-func eventMessage(name string, a attrs, body *commonpb.AnyValue, r *record) (*msg, bool) {
+func eventMessage(ad *argDecoder, name string, a attrs, body *commonpb.AnyValue, r *record) (*msg, bool) {
 	var b map[string]any
 	if body != nil {
-		b = obj(structured(goValue(body)))
+		bv := ad.structured(orderedValue(ad, body))
+		b = obj(bv)
 		if b == nil {
-			if s, ok := goValue(body).(string); ok {
+			if s, ok := bv.(string); ok {
 				b = map[string]any{"content": s}
 			}
 		}
@@ -359,7 +515,7 @@ func eventMessage(name string, a attrs, body *commonpb.AnyValue, r *record) (*ms
 	if b == nil {
 		b = map[string]any{}
 		for k, v := range a {
-			b[k] = goValue(v)
+			b[k] = orderedValue(ad, v)
 		}
 	}
 	role := strings.TrimSuffix(strings.TrimPrefix(name, "gen_ai."), ".message")
@@ -379,7 +535,7 @@ func eventMessage(name string, a attrs, body *commonpb.AnyValue, r *record) (*ms
 	}
 	c := contentText(b["content"], r.pos, "event "+name, &r.problems)
 	m := &msg{role: normRole(role), content: c.Text, parts: c.Parts, reasoning: c.Reasoning}
-	m.calls = toolCalls(b["tool_calls"], r.pos, "event "+name+".tool_calls", &r.problems)
+	m.calls = ad.toolCalls(b["tool_calls"], r.pos, "event "+name+".tool_calls", &r.problems)
 	if m.role == "tool" {
 		m.callID = str(b, "id", "tool_call_id")
 	}
