@@ -34,6 +34,8 @@ func detect(head []byte) *Format {
 	name := "ragas"
 	switch {
 	case sh == nil:
+	case isSpanDump(sh):
+		name = "otlp"
 	case sh.array && sh.first != nil:
 		e := sh.first
 		switch {
