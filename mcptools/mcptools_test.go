@@ -337,3 +337,24 @@ func alive(pid int) bool {
 	}
 	return true
 }
+
+// TestStderrTail: errors quote the end of a program's stderr, bounded.
+func TestStderrTail(t *testing.T) {
+	tl := &tail{max: 4096}
+	for i := range 1000 {
+		tl.Write([]byte("log line " + strconv.Itoa(i) + "\n"))
+	}
+	tl.Write([]byte("Error: cannot find module 'zod'\n"))
+	got := tl.String()
+	if !strings.HasPrefix(got, "…") || !strings.HasSuffix(got, "Error: cannot find module 'zod'") || len([]rune(got)) != shown+1 {
+		t.Errorf("tail = %d runes: %q", len([]rune(got)), got)
+	}
+	if len(tl.buf) > 4096 {
+		t.Errorf("kept %d bytes", len(tl.buf))
+	}
+	short := &tail{max: 4096}
+	short.Write([]byte("  boom\n"))
+	if short.String() != "boom" {
+		t.Errorf("short tail = %q", short.String())
+	}
+}

@@ -136,12 +136,21 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// String is the end of what was written, at most shown runes of it: a
+// crash is told last.
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := strings.TrimSpace(string(t.buf))
-	if t.cut && s != "" {
-		s = "..." + s
+	r := []rune(strings.TrimSpace(string(t.buf)))
+	cut := t.cut
+	if len(r) > shown {
+		r, cut = r[len(r)-shown:], true
 	}
-	return s
+	if cut && len(r) > 0 {
+		return "…" + string(r)
+	}
+	return string(r)
 }
+
+// shown is how much of a program's stderr an error quotes.
+const shown = 1000
