@@ -89,9 +89,9 @@ func (o *Options) exitWait() time.Duration {
 }
 
 // Client holds open sessions with a list of servers. Its tools may be called
-// from many goroutines at once: calls to one server share its session, and
-// each is its own JSON-RPC request (the Go, TypeScript and Python SDKs'
-// servers handle requests concurrently).
+// from many goroutines at once: calls to one server share its session, each
+// its own JSON-RPC request, and the official SDKs' servers (Go and
+// TypeScript at least) run them concurrently, over stdio too.
 type Client struct {
 	conns  []*conn
 	tools  []agent.Tool
