@@ -156,9 +156,7 @@ var forTests = map[string]bool{
 
 // docsPending are packages whose docs do not yet state their row, with why
 // the doc waits; TestDepsDocs skips them. Their imports are still checked.
-var docsPending = map[string]string{
-	"target": "target/doc.go is to name mcptools (the tools of a model target's mcp_servers), which its owner adds",
-}
+var docsPending = map[string]string{}
 
 // allowsModule reports whether r lets a package import the module's
 // package dep (a path below the module root).

@@ -64,7 +64,7 @@ func noteHTTPSecrets(rawURL string, headers map[string]string) {
 // and an agent may echo what it was given.
 func NoteSecrets(s *suite.Suite) {
 	for _, m := range s.MCPServers {
-		noteHTTPSecrets(m.URL, m.Headers)
+		noteMCPSecrets(m)
 	}
 	for _, t := range s.Targets {
 		if t.HTTP != nil {
@@ -76,7 +76,7 @@ func NoteSecrets(s *suite.Suite) {
 			}
 		}
 		for _, m := range t.MCPServers {
-			noteHTTPSecrets(m.URL, m.Headers)
+			noteMCPSecrets(m)
 		}
 		for k, v := range t.Env {
 			if redact.SecretName(k) {

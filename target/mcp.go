@@ -47,20 +47,15 @@ func mcpServer(s suite.MCPServer, dir string) mcptools.Server {
 			}
 		}
 	}
-	for k, v := range s.Env {
-		if redact.SecretName(k) {
-			redact.Add(v)
-		}
-	}
-	if s.URL != "" {
-		noteHTTPSecrets(s.URL, s.Headers)
-	}
+	noteMCPSecrets(s)
 	return out
 }
 
-// resolveArgv makes a command's relative paths absolute from dir, as Open
-// does for command targets: a program named by a path, and arguments that
-// name a file there.
+// resolveArgv makes a command's relative paths absolute from dir, for
+// command targets and MCP servers alike: a program named by a path
+// (absolute, so exec does not look a bare name up in PATH), and arguments
+// that name a file there (absolute, because the process starts in that
+// folder, where the relative path would be taken twice).
 func resolveArgv(argv []string, dir string) []string {
 	argv = append([]string(nil), argv...)
 	if strings.ContainsRune(argv[0], filepath.Separator) && !filepath.IsAbs(argv[0]) {
@@ -76,6 +71,17 @@ func resolveArgv(argv []string, dir string) []string {
 		}
 	}
 	return argv
+}
+
+// noteMCPSecrets registers an MCP server's credentials: env values under
+// secret-looking names, and a url server's headers.
+func noteMCPSecrets(s suite.MCPServer) {
+	for k, v := range s.Env {
+		if redact.SecretName(k) {
+			redact.Add(v)
+		}
+	}
+	noteHTTPSecrets(s.URL, s.Headers)
 }
 
 func where(p agenteval.Pos) string {

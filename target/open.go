@@ -75,8 +75,6 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 			return withMCP(a, servers, dir)
 		}
 		return a, nil
-	case s != nil && len(s.MCPServers) > 0:
-		return nil, fmt.Errorf("the file's mcp_servers give tools to model targets, and target %q is an agent with its own tools; run a model target, or move mcp_servers into the model targets that use them", t.Name)
 	case t.A2A != nil:
 		return NewA2A(*t.A2A, t.Timeout), nil
 	case t.AGUI != nil:
@@ -84,24 +82,9 @@ func Open(t suite.TargetSpec, s *suite.Suite, opt Options) (agenteval.Agent, err
 	case t.HTTP != nil:
 		return withTools(&HTTPAgent{URL: t.HTTP.URL, Headers: t.HTTP.Headers, Timeout: t.Timeout}, t, s), nil
 	case len(t.Command) > 0:
-		argv := append([]string(nil), t.Command...)
-		if strings.ContainsRune(argv[0], filepath.Separator) && !filepath.IsAbs(argv[0]) {
-			// Absolute, so exec does not look a bare name up in PATH.
-			if abs, err := filepath.Abs(filepath.Join(dir, argv[0])); err == nil {
-				argv[0] = abs
-			}
-		}
-		for i := 1; i < len(argv); i++ {
-			// Script paths given relative to the eval file still work when
-			// agenteval runs from elsewhere. They are made absolute: the
-			// process starts in the eval file's folder, where the relative
-			// path would be taken twice.
-			if p := filepath.Join(dir, argv[i]); !filepath.IsAbs(argv[i]) && strings.ContainsAny(argv[i], "./") && fileExists(p) {
-				if abs, err := filepath.Abs(p); err == nil {
-					argv[i] = abs
-				}
-			}
-		}
+		// Paths given relative to the eval file still work when agenteval
+		// runs from elsewhere (resolveArgv).
+		argv := resolveArgv(t.Command, dir)
 		wd := dir
 		if t.Dir != "" {
 			wd = filepath.Join(dir, t.Dir)
