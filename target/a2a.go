@@ -36,12 +36,18 @@ import (
 //
 // The reply is one assistant message: the text and data (as JSON) of the
 // turn's new artifacts, else of the task's final status message, else of
-// the agent's messages; the artifacts' names are in its metadata. Function
-// calls and responses the agent reports as data parts marked as Google
+// the agent's messages; the artifacts' names are in its metadata, and so
+// are (as a2a_progress) the texts of earlier status messages that the
+// answer leaves out, such as a "working" status's "Generating
+// response...". The tool calls and results the agent reports come first,
+// as assistant tool calls and tool messages: data parts marked as Google
 // ADK's A2A converter marks them (metadata adk_type function_call /
-// function_response) come first, as assistant tool calls and tool
-// messages. Agents that report tool use only in their OpenTelemetry spans
-// get the turn's traceparent header, for run --otlp-listen.
+// function_response), in messages or artifacts, in the order they came;
+// else the calls a completed task lists in its metadata as Mastra's
+// server does (execution.toolCalls and toolResults), which is why a
+// streamed turn that reported no tool part reads its finished task once.
+// Agents that report tool use only in their OpenTelemetry spans get the
+// turn's traceparent header, for run --otlp-listen.
 type A2AAgent struct {
 	URL string
 	// Headers go with every request, the agent card's included: the
@@ -253,6 +259,20 @@ func (a *A2AAgent) respond(ctx context.Context, req *agenteval.AgentRequest, tp 
 			return nil, err
 		}
 		wait = min(2*wait, 2*time.Second)
+	}
+	// A stream's last event says the task completed, but not what its
+	// metadata holds, and some agents report their tool calls there
+	// alone (Mastra's execution.toolCalls): when no part carried any,
+	// read the finished task once. Its metadata is all that is taken;
+	// the answer stays what the stream said. A failure leaves the turn
+	// as it is: the agent has answered.
+	if t.streaming && !t.whole && t.state == stateCompleted && t.taskID != "" && t.direct == nil && !t.hasToolParts() {
+		_ = a.call(ctx, ep, methods.get, ep.getParams(t.taskID), false, req.TraceParent, func(ev *a2aEvent) (bool, error) {
+			if ev.Task != nil && ev.Task.ID == t.taskID {
+				t.noteTaskMeta(ev.Task.Metadata)
+			}
+			return true, nil
+		})
 	}
 	if t.contextID != "" {
 		conv.contextID = t.contextID

@@ -2,7 +2,6 @@ package target
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/agenteval/agenteval"
@@ -23,17 +22,35 @@ type a2aTurn struct {
 
 	taskID, contextID, state string
 	final                    bool // a 0.3 status update said final
-	status                   *a2aMessage
-	direct                   *a2aMessage // the agent answered with a message, no task
-	msgs                     []*a2aMessage
-	seen                     map[string]bool
-	arts                     []*a2aArtifact
-	artIndex                 map[string]int
+	// status is the message of the task's current status, nil when the
+	// current status has none: an earlier status's message ("working on
+	// it") is progress, not the answer.
+	status   *a2aMessage
+	direct   *a2aMessage // the agent answered with a message, no task
+	msgs     []*a2aMessage
+	seen     map[string]bool
+	arts     []*a2aArtifact
+	artIndex map[string]int
+	// order is the turn's messages and artifacts in the order they first
+	// came, which is the order of the tool calls they report.
+	order []a2aOutput
+	// taskMeta is the task's metadata as last seen; whole says the last
+	// answer read was the whole task in a final state, so that nothing
+	// of it (its metadata above all, which stream events leave out) is
+	// unknown.
+	taskMeta map[string]any
+	whole    bool
 
 	// Token usage as the agent reports it, at three levels; the first
 	// level that reports any is kept, so that one report is not counted
 	// twice when it shows at two levels.
 	eventUsage, msgUsage, taskUsage agenteval.Usage
+}
+
+// a2aOutput is a message, or the artifact arts[art] when msg is nil.
+type a2aOutput struct {
+	msg *a2aMessage
+	art int
 }
 
 func newTurn(conv *a2aConv, sentID string) *a2aTurn {
@@ -60,6 +77,7 @@ func (t *a2aTurn) setIDs(taskID, contextID string) {
 
 func (t *a2aTurn) add(ev *a2aEvent) {
 	defer func() { t.events++ }()
+	t.whole = false
 	switch {
 	case ev.Task != nil:
 		task := ev.Task
@@ -81,15 +99,17 @@ func (t *a2aTurn) add(ev *a2aEvent) {
 		for i := from; i < len(task.History); i++ {
 			t.addMessage(&task.History[i])
 		}
-		if task.Status != nil && !stale && !t.conv.seenMsgs[task.Status.ID] {
-			t.status = task.Status
-			t.addMessage(task.Status)
+		if !stale {
+			t.status = nil
+			if task.Status != nil && !t.conv.seenMsgs[task.Status.ID] {
+				t.status = task.Status
+				t.addMessage(task.Status)
+			}
+			t.whole = !pending(t.state)
+			t.noteTaskMeta(task.Metadata)
 		}
 		for i := range task.Artifacts {
 			t.addArtifact(task.Artifacts[i], false)
-		}
-		if u, ok := usageOf(task.Metadata); ok {
-			t.taskUsage = u
 		}
 	case ev.Message != nil:
 		t.direct = ev.Message
@@ -100,8 +120,8 @@ func (t *a2aTurn) add(ev *a2aEvent) {
 		t.setIDs(s.TaskID, s.ContextID)
 		t.state = s.State
 		t.final = t.final || s.Final
+		t.status = s.Message
 		if s.Message != nil {
-			t.status = s.Message
 			t.addMessage(s.Message)
 		}
 		t.addEventUsage(s.Metadata)
@@ -110,6 +130,17 @@ func (t *a2aTurn) add(ev *a2aEvent) {
 		t.setIDs(a.TaskID, a.ContextID)
 		t.addArtifact(a.Artifact, a.Append)
 		t.addEventUsage(a.Metadata)
+	}
+}
+
+// noteTaskMeta keeps the task's metadata and the usage it reports.
+func (t *a2aTurn) noteTaskMeta(md map[string]any) {
+	if len(md) == 0 {
+		return
+	}
+	t.taskMeta = md
+	if u, ok := usageOf(md); ok {
+		t.taskUsage = u
 	}
 }
 
@@ -131,6 +162,7 @@ func (t *a2aTurn) addMessage(m *a2aMessage) {
 		t.seen[m.ID] = true
 	}
 	t.msgs = append(t.msgs, m)
+	t.order = append(t.order, a2aOutput{msg: m})
 	if u, ok := usageOf(m.Metadata); ok {
 		t.msgUsage.Add(&u)
 	}
@@ -154,7 +186,25 @@ func (t *a2aTurn) addArtifact(a a2aArtifact, appendParts bool) {
 		return
 	}
 	t.artIndex[a.ID] = len(t.arts)
+	t.order = append(t.order, a2aOutput{art: len(t.arts)})
 	t.arts = append(t.arts, &a)
+}
+
+// hasToolParts reports whether any message or artifact of the turn
+// carries a tool part.
+func (t *a2aTurn) hasToolParts() bool {
+	for _, o := range t.order {
+		parts := t.arts[o.art].Parts
+		if o.msg != nil {
+			parts = o.msg.Parts
+		}
+		for _, p := range parts {
+			if _, ok := toolPart(p); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // statusText is the text of the task's last status message.
@@ -246,72 +296,60 @@ func fileParts(parts []a2aPart) []agenteval.Part {
 // reply turns what the turn gathered into the agent's messages: the tool
 // calls and results the agent reported, in order, then one assistant
 // message with the answer.
+//
+// Tool calls come from the tool parts of the turn's messages and new
+// artifacts, in the order they came (Google ADK sends each call and
+// response as an artifact of its own; others put them in messages; a
+// part reported both ways counts once); when no part carries any, from
+// the task's metadata (Mastra's execution.toolCalls).
+//
+// The answer follows the spec's roles: a task's output is its artifacts,
+// and a message of its final status speaks for that status. So the
+// answer is the turn's new artifacts, then the final status message when
+// it adds to them; when neither says anything, the agent's messages. The
+// texts of messages that are not part of the answer (a working status's
+// "Generating response...") are kept in the metadata as a2a_progress.
 func (t *a2aTurn) reply() *agenteval.AgentResponse {
-	var out agenteval.Conversation
-	var other [][]a2aPart
-	open := map[string][]string{} // name -> ids of calls given no id, awaiting their response
-	for _, m := range t.msgs {
-		var rest []a2aPart
-		for _, p := range m.Parts {
-			kind, ok := toolPart(p)
-			if !ok {
-				rest = append(rest, p)
-				continue
-			}
-			var d struct {
-				ID       string          `json:"id"`
-				Name     string          `json:"name"`
-				Args     map[string]any  `json:"args"`
-				Response json.RawMessage `json:"response"`
-			}
-			if err := json.Unmarshal(p.Data, &d); err != nil || d.Name == "" {
-				rest = append(rest, p)
-				continue
-			}
-			if kind == "function_call" {
-				if d.ID == "" {
-					t.conv.calls++
-					d.ID = fmt.Sprintf("a2a_call_%d", t.conv.calls)
-					open[d.Name] = append(open[d.Name], d.ID)
-				}
-				if d.Args == nil {
-					d.Args = map[string]any{}
-				}
-				call := agenteval.ToolCall{ID: d.ID, Name: d.Name, Args: d.Args}
-				if n := len(out); n > 0 && out[n-1].Role == agenteval.RoleAssistant && len(out[n-1].ToolCalls) > 0 {
-					// Calls made together are one assistant message.
-					out[n-1].ToolCalls = append(out[n-1].ToolCalls, call)
-				} else {
-					out = append(out, agenteval.Message{Role: agenteval.RoleAssistant, ToolCalls: []agenteval.ToolCall{call}})
-				}
-				continue
-			}
-			if d.ID == "" && len(open[d.Name]) > 0 {
-				d.ID, open[d.Name] = open[d.Name][0], open[d.Name][1:]
-			}
-			content := ""
-			if len(d.Response) > 0 {
-				content = jsonvalue.Text(d.Response)
-			}
-			out = append(out, agenteval.Message{Role: agenteval.RoleTool, Content: content, ToolCallID: d.ID, Name: d.Name})
-		}
-		other = append(other, rest)
-	}
-
-	// The answer: the turn's new artifacts, then the final status message
-	// when it adds to them (an agent may answer in either); when neither
-	// says anything, the agent's messages.
-	var texts []string
-	var files []agenteval.Part
-	var names []string
-	for _, a := range t.arts {
+	// The artifacts not reported before: a continued task's artifacts
+	// from earlier turns are left out unless they changed.
+	fresh := make([]bool, len(t.arts))
+	for i, a := range t.arts {
 		key := artifactKey(a)
 		if prev, ok := t.conv.seenArts[a.ID]; ok && prev == key {
 			continue
 		}
 		t.conv.seenArts[a.ID] = key
-		texts = append(texts, partTexts(a.Parts)...)
-		files = append(files, fileParts(a.Parts)...)
+		fresh[i] = true
+	}
+
+	tools := newToolParts(t.conv)
+	var other [][]a2aPart // the messages' parts that are not tool parts
+	for _, o := range t.order {
+		switch {
+		case o.msg != nil:
+			other = append(other, tools.read(o.msg.Parts, false))
+		case fresh[o.art]:
+			tools.read(t.arts[o.art].Parts, true)
+		}
+	}
+	out := tools.out
+	if len(out) == 0 {
+		out = metadataTools(t.taskMeta, t.conv)
+	}
+
+	var texts []string
+	var files []agenteval.Part
+	var names []string
+	for i, a := range t.arts {
+		if !fresh[i] {
+			continue
+		}
+		ts, fs := partTexts(a.Parts), fileParts(a.Parts)
+		if len(ts) == 0 && len(fs) == 0 {
+			continue // tool parts only, or nothing
+		}
+		texts = append(texts, ts...)
+		files = append(files, fs...)
 		switch {
 		case a.Name != "":
 			names = append(names, a.Name)
@@ -327,10 +365,19 @@ func (t *a2aTurn) reply() *agenteval.AgentResponse {
 		}
 		files = append(files, fileParts(t.status.Parts)...)
 	}
+	var progress []string
 	if len(texts) == 0 {
 		for _, parts := range other {
 			texts = append(texts, partTexts(parts)...)
 			files = append(files, fileParts(parts)...)
+		}
+	} else {
+		for _, parts := range other {
+			for _, s := range partTexts(parts) {
+				if !contains(texts, s) && !contains(progress, s) {
+					progress = append(progress, s)
+				}
+			}
 		}
 	}
 	for _, m := range t.msgs {
@@ -352,6 +399,9 @@ func (t *a2aTurn) reply() *agenteval.AgentResponse {
 	}
 	if len(names) > 0 {
 		md["artifacts"] = names
+	}
+	if len(progress) > 0 {
+		md["a2a_progress"] = progress
 	}
 	if len(md) > 0 {
 		final.Metadata = md
@@ -388,7 +438,8 @@ func artifactKey(a *a2aArtifact) string {
 // adk_usage_metadata (Gemini's promptTokenCount, candidatesTokenCount,
 // thoughtsTokenCount), or a "usage" object with input_tokens and
 // output_tokens (or prompt_tokens and completion_tokens, or their
-// camelCase forms). Calls is 1 when found: one model call's report.
+// camelCase forms), at the top or in Mastra's "execution". Calls is 1
+// when found: one report (Mastra's sums the model calls of the turn).
 func usageOf(md map[string]any) (agenteval.Usage, bool) {
 	num := func(m map[string]any, keys ...string) (int64, bool) {
 		for _, k := range keys {
@@ -425,6 +476,9 @@ func usageOf(md map[string]any) (agenteval.Usage, bool) {
 		if ok1 || ok2 {
 			return agenteval.Usage{Calls: 1, InputTokens: in, OutputTokens: out}, true
 		}
+	}
+	if m := obj(md["execution"]); m != nil && m["execution"] == nil {
+		return usageOf(m)
 	}
 	return agenteval.Usage{}, false
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -680,5 +681,177 @@ func TestA2AForgottenTask(t *testing.T) {
 	}
 	if got, want := strings.Join(sent, "; "), "context false task false; context true task true; context true task false"; got != want {
 		t.Errorf("sent: %s\nwant %s", got, want)
+	}
+}
+
+// a2aCapture is what a real A2A server sent agenteval during a
+// conversation, recorded by a logging proxy between the two: the agent
+// card, and per JSON-RPC call its result or its stream's results. $URL
+// stands for the server's address.
+type a2aCapture struct {
+	Source string          `json:"source"`
+	CardAt string          `json:"cardAt"`
+	Card   json.RawMessage `json:"card"`
+	Calls  []struct {
+		Method string            `json:"method"`
+		Result json.RawMessage   `json:"result"`
+		Events []json.RawMessage `json:"events"`
+	} `json:"calls"`
+}
+
+// TestA2AFrameworks replays what two frameworks' own A2A servers sent
+// during the restaurant recipes (examples/frameworks) and pins the
+// replies read from it, tool calls first:
+//   - Google ADK JS 2.0.0 (toA2a) sends each function call and response
+//     as an artifact of its own, a data part marked adk_type;
+//   - Mastra 1.71.0 puts the calls in the completed task's metadata
+//     (execution.toolCalls / toolResults), which a stream's events leave
+//     out, so the finished task is read once after the stream; and its
+//     "Generating response..." working status is progress, kept in the
+//     metadata, not the answer.
+//
+// The -send captures are single message/send calls, whose result is the
+// whole task.
+func TestA2AFrameworks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		turns []string
+	}{
+		{"adk-2.0.0", []string{"Find me an Italian restaurant near the river.", "Is there a table for 4 at 8pm?", "Great, book it under Ada."}},
+		{"adk-2.0.0-send", []string{"Find me an Italian restaurant near the river."}},
+		{"mastra-1.71.0", []string{"Find me an Italian restaurant near the river.", "Is there a table for 4 at 8pm?", "Great, book it under Ada."}},
+		{"mastra-1.71.0-send", []string{"Find me an Italian restaurant near the river."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", "a2a", tc.name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c a2aCapture
+			if err := json.Unmarshal(raw, &c); err != nil {
+				t.Fatalf("%s.json: %v", tc.name, err)
+			}
+			// One SSE event is one line: the capture is indented.
+			compact := func(v json.RawMessage) string {
+				var b bytes.Buffer
+				if len(v) > 0 && json.Compact(&b, v) != nil {
+					t.Fatalf("%s.json: bad JSON %s", tc.name, v)
+				}
+				return b.String()
+			}
+			var steps []a2aStep
+			for _, call := range c.Calls {
+				st := a2aStep{method: call.Method, result: compact(call.Result)}
+				for _, ev := range call.Events {
+					st.events = append(st.events, compact(ev))
+				}
+				steps = append(steps, st)
+			}
+			s := newA2AServer(t, string(c.Card), steps...)
+			s.cardAt = c.CardAt
+			a := testA2A(s, nil)
+			if c.CardAt != a2aCardPath {
+				a.URL = s.srv.URL + c.CardAt
+			}
+			got := a2aConversation(t, s, a, tc.turns...)
+			if s.next != len(steps) {
+				t.Errorf("%d of the %d recorded calls were made", s.next, len(steps))
+			}
+			goldenfile.Check(t, filepath.Join("testdata", "a2a", tc.name+".golden"), []byte(got))
+		})
+	}
+}
+
+// TestA2AReplySources checks where a turn's tool calls and answer come
+// from: tool parts in messages and artifacts in the order they came, a
+// part reported both ways once, the task's metadata when no part has
+// any, and the answer without superseded status messages.
+func TestA2AReplySources(t *testing.T) {
+	const (
+		call   = `{"kind":"data","data":{"id":"c1","name":"find","args":{"q":"x","n":1}},"metadata":{"adk_type":"function_call"}}`
+		callB  = `{"kind":"data","data":{"id":"c1","name":"find","args":{"n":1,"q":"x"}},"metadata":{"adk_type":"function_call"}}`
+		resp   = `{"kind":"data","data":{"id":"c1","name":"find","response":{"found":2}},"metadata":{"adk_type":"function_response"}}`
+		noID   = `{"kind":"data","data":{"name":"ping","args":{}},"metadata":{"adk_type":"function_call"}}`
+		noIDr  = `{"kind":"data","data":{"name":"ping","response":"pong"},"metadata":{"adk_type":"function_response"}}`
+		status = `{"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"working","message":{"kind":"message","messageId":"%s","role":"agent","parts":[%s]}},"final":false}`
+		art    = `{"kind":"artifact-update","taskId":"t","contextId":"c","artifact":{"artifactId":"%s","parts":[%s]}}`
+		done   = `{"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"completed"},"final":true}`
+		text   = `{"kind":"text","text":%q}`
+	)
+	mastra := func(calls, results string) string {
+		return `{"kind":"task","id":"t","contextId":"c","status":{"state":"completed"},"artifacts":[{"artifactId":"a","parts":[{"kind":"text","text":"Done."}]}],"metadata":{"execution":{"toolCalls":[` + calls + `],"toolResults":[` + results + `]}}}`
+	}
+	for _, tc := range []struct {
+		name   string
+		events []string
+		want   string
+	}{
+		{"artifacts alone, in order",
+			[]string{fmt.Sprintf(art, "a1", call), fmt.Sprintf(art, "a2", resp), fmt.Sprintf(art, "a3", fmt.Sprintf(text, "Two.")), done},
+			"call c1 find {n:1,q:x} | tool c1 {found:2} | answer Two."},
+		{"a message and an artifact say the same call, keys in another order",
+			[]string{fmt.Sprintf(status, "m1", call), fmt.Sprintf(art, "a1", callB), fmt.Sprintf(art, "a2", resp), fmt.Sprintf(status, "m2", resp), fmt.Sprintf(art, "a3", fmt.Sprintf(text, "Two.")), done},
+			"call c1 find {n:1,q:x} | tool c1 {found:2} | answer Two."},
+		{"one source calls twice without ids, the other once",
+			[]string{fmt.Sprintf(status, "m1", noID), fmt.Sprintf(status, "m2", noIDr), fmt.Sprintf(status, "m3", noID), fmt.Sprintf(status, "m4", noIDr),
+				fmt.Sprintf(art, "a1", noID+","+noIDr), fmt.Sprintf(art, "a2", fmt.Sprintf(text, "Pong twice.")), done},
+			"call a2a_call_1 ping {} | tool a2a_call_1 pong | call a2a_call_2 ping {} | tool a2a_call_2 pong | answer Pong twice."},
+		{"messages and artifacts interleaved",
+			[]string{fmt.Sprintf(status, "m1", noID), fmt.Sprintf(art, "a1", noIDr), fmt.Sprintf(status, "m2", call), fmt.Sprintf(art, "a2", resp+","+fmt.Sprintf(text, "Both.")), done},
+			"call a2a_call_1 ping {} | tool a2a_call_1 pong | call c1 find {n:1,q:x} | tool c1 {found:2} | answer Both."},
+		{"a working message, then the final status message",
+			[]string{fmt.Sprintf(status, "m1", fmt.Sprintf(text, "Thinking...")), `{"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"completed","message":{"kind":"message","messageId":"m2","role":"agent","parts":[{"kind":"text","text":"Done."}]}},"final":true}`},
+			"answer Done. progress [Thinking...]"},
+		{"working messages and no artifact: the messages are the answer",
+			[]string{fmt.Sprintf(status, "m1", fmt.Sprintf(text, "Thinking...")), fmt.Sprintf(status, "m2", fmt.Sprintf(text, "It is 42.")), done},
+			"answer Thinking...\nIt is 42."},
+		{"mastra metadata: results matched by id, an unlisted result brings its call, an error, Mastra's own argument dropped",
+			[]string{mastra(
+				`{"type":"tool-call","payload":{"toolCallId":"k1","toolName":"find","args":{"q":"x","__mastraMetadata":{"a":1}}}},{"type":"tool-call","payload":{"toolCallId":"k2","toolName":"book","args":{}}}`,
+				`{"type":"tool-result","payload":{"toolCallId":"k2","toolName":"book","result":{"error":"full"},"isError":true}},{"type":"tool-result","payload":{"toolCallId":"k1","toolName":"find","result":"two"}},{"type":"tool-result","payload":{"toolCallId":"k3","toolName":"pay","args":{"n":3},"result":"ok"}}`)},
+			"call k1 find {q:x} | tool k1 two | call k2 book {} | tool k2 {error:full} error | call k3 pay {n:3} | tool k3 ok | answer Done."},
+		{"metadata is not read when parts carry tool calls",
+			[]string{fmt.Sprintf(art, "a1", call), mastra(`{"type":"tool-call","payload":{"toolCallId":"k9","toolName":"other","args":{}}}`, ``)},
+			"call c1 find {n:1,q:x} | answer Done."},
+		{"metadata without execution, or of another shape",
+			[]string{`{"kind":"task","id":"t","contextId":"c","status":{"state":"completed"},"artifacts":[{"artifactId":"a","parts":[{"kind":"text","text":"Done."}]}],"metadata":{"execution":{"toolCalls":"none"}}}`},
+			"answer Done."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			turn := newTurn(&a2aConv{seenMsgs: map[string]bool{}, seenArts: map[string]string{}}, "sent")
+			turn.streaming = true
+			for _, e := range tc.events {
+				ev, err := decodeEvent(json.RawMessage(e))
+				if err != nil {
+					t.Fatalf("%s: %v", e, err)
+				}
+				turn.add(ev)
+			}
+			var got []string
+			for _, m := range turn.reply().Messages {
+				switch {
+				case len(m.ToolCalls) > 0:
+					for _, c := range m.ToolCalls {
+						args, _ := json.Marshal(c.Args)
+						got = append(got, fmt.Sprintf("call %s %s %s", c.ID, c.Name, strings.ReplaceAll(string(args), `"`, "")))
+					}
+				case m.Role == agenteval.RoleTool:
+					s := fmt.Sprintf("tool %s %s", m.ToolCallID, strings.ReplaceAll(m.Content, `"`, ""))
+					if m.Metadata["error"] == true {
+						s += " error"
+					}
+					got = append(got, s)
+				default:
+					s := "answer " + m.Content
+					if p, ok := m.Metadata["a2a_progress"]; ok {
+						s += fmt.Sprintf(" progress %v", p)
+					}
+					got = append(got, s)
+				}
+			}
+			if g := strings.Join(got, " | "); g != tc.want {
+				t.Errorf("got  %s\nwant %s", g, tc.want)
+			}
+		})
 	}
 }
