@@ -25,6 +25,7 @@ var gFixtures = []struct{ file, format string }{
 	{"frameworks/langchain_1.4.0_openinference_4.1.1.jsonl", ""},
 	{"frameworks/phoenix_client_6.14.2_spans.json", ""},
 	{"frameworks/phoenix_client_6.14.2_otlpv1_spans.json", ""},
+	{"frameworks/langfuse_core_5.11.1_traces.jsonl", ""},
 }
 
 func TestGoldenFrameworks(t *testing.T) {

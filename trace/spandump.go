@@ -44,9 +44,9 @@ func isSpanDump(sh *shape) bool {
 		return false
 	}
 	if sh.first != nil && (sh.array || sh.inList == "data") {
-		return isDumpedSpan(sh.first)
+		return isDumpedSpan(sh.first) || isLangfuseObservation(sh.first) || isLangfuseTrace(sh.first)
 	}
-	return !sh.array && isDumpedSpan(sh)
+	return !sh.array && (isDumpedSpan(sh) || isLangfuseObservation(sh) || isLangfuseTrace(sh))
 }
 
 func isDumpedSpan(s *shape) bool {
@@ -58,19 +58,56 @@ func isDumpedSpan(s *shape) bool {
 
 // scanSpanDump reads a span dump as OTLP: scanFunc for it.
 func scanSpanDump(r io.Reader, keysOnly bool, yield func(*record, error) bool) {
-	err := streamItems(r, []string{"data"}, func(raw json.RawMessage, _ map[string]json.RawMessage, pos Pos, bad error) bool {
+	var yieldItem itemFunc
+	yieldItem = func(raw json.RawMessage, parent map[string]json.RawMessage, pos Pos, bad error) bool {
 		if bad != nil {
 			return yield(&record{pos: pos, broken: true, problems: []problem{errAt(pos, bad.Error())}}, nil)
+		}
+		var kind struct {
+			TraceID      *string           `json:"traceId"`
+			Type         *string           `json:"type"`
+			StartTime    json.RawMessage   `json:"startTime"`
+			Attributes   json.RawMessage   `json:"attributes"`
+			Observations []json.RawMessage `json:"observations"`
+			SessionID    *string           `json:"sessionId"`
+		}
+		json.Unmarshal(raw, &kind)
+		switch {
+		case kind.Observations != nil:
+			// A Langfuse trace in a list, or one per line.
+			session := ""
+			if kind.SessionID != nil {
+				session = *kind.SessionID
+			}
+			for _, o := range kind.Observations {
+				if !yieldItem(o, map[string]json.RawMessage{"sessionId": json.RawMessage(strings.TrimSpace(quote(session)))}, pos, nil) {
+					return false
+				}
+			}
+			return true
+		case kind.TraceID != nil && kind.Type != nil && kind.StartTime != nil && kind.Attributes == nil:
+			var session string
+			json.Unmarshal(parent["sessionId"], &session)
+			sp, err := langfuseSpan(raw, session)
+			if err != nil {
+				return yield(brokenRecord(pos, "Langfuse observation", err), nil)
+			}
+			return yield(mapSpan(sp, resInfo{}, pos), nil)
 		}
 		sp, res, err := dumpedSpan(raw)
 		if err != nil {
 			return yield(brokenRecord(pos, "span", err), nil)
 		}
 		return yield(mapSpan(sp, res, pos), nil)
-	})
-	if err != nil {
+	}
+	if err := streamItems(r, []string{"data", "observations"}, yieldItem); err != nil {
 		yield(nil, err)
 	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // peekSpanDump reports whether the file br reads is a span dump.
