@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -153,6 +154,18 @@ func completionOutput(v any) (out any, respID string, u any) {
 	msgs := make([]any, 0, len(items))
 	for _, it := range items {
 		m := obj(it)
+		if str(m, "object") == "response" {
+			// The Python SDK's streamed chat completions: the Response it
+			// assembles from the stream.
+			if respID == "" {
+				respID = str(m, "id")
+			}
+			if u == nil {
+				u = m["usage"]
+			}
+			msgs = append(msgs, responseMessage(m))
+			continue
+		}
 		if str(m, "object") != "chat.completion" {
 			msgs = append(msgs, it)
 			continue
@@ -170,6 +183,32 @@ func completionOutput(v any) (out any, respID string, u any) {
 		}
 	}
 	return msgs, respID, u
+}
+
+// responseMessage is the assistant message of a Responses API response:
+// its output_text parts and its function calls.
+func responseMessage(resp map[string]any) map[string]any {
+	var texts []string
+	var calls []any
+	for _, it := range list(resp["output"]) {
+		im := obj(it)
+		switch str(im, "type") {
+		case "message":
+			for _, c := range list(im["content"]) {
+				if cm := obj(c); str(cm, "type") == "output_text" {
+					texts = append(texts, str(cm, "text"))
+				}
+			}
+		case "function_call":
+			calls = append(calls, map[string]any{"id": str(im, "call_id"), "type": "function",
+				"function": map[string]any{"name": str(im, "name"), "arguments": im["arguments"]}})
+		}
+	}
+	m := map[string]any{"role": "assistant", "content": strings.Join(texts, "\n")}
+	if len(calls) > 0 {
+		m["tool_calls"] = calls
+	}
+	return m
 }
 
 func agentsUsage(v any) usage {
