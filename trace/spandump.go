@@ -139,6 +139,10 @@ func dumpedSpan(raw json.RawMessage) (*tracepb.Span, resInfo, error) {
 	sp := &tracepb.Span{Name: str(m, "name")}
 	sp.TraceId = idBytes(firstStr(ctx, m, "traceId", "trace_id"))
 	sp.SpanId = idBytes(firstStr(ctx, m, "spanId", "span_id"))
+	if len(sp.SpanId) == 0 {
+		// The JavaScript SDK's console exporter names it id.
+		sp.SpanId = idBytes(str(m, "id"))
+	}
 	parent := str(pctx, "spanId", "span_id")
 	if parent == "" {
 		parent = str(m, "parentSpanId", "parent_span_id", "parent_id", "parentId")
