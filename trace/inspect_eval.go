@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/bytesize"
 )
 
@@ -66,10 +67,33 @@ func openInspectEval(in *input) (convReader, error) {
 	}
 	zr, err := zip.NewReader(f, st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("%s starts as a zip archive but cannot be read as one (%v); an Inspect .eval log is a whole zip file, as Inspect wrote it", in.name, err)
+		return failed(fmt.Sprintf("a zip archive that cannot be read (%v); an Inspect .eval log is a whole zip file, as Inspect wrote it", err)), nil
 	}
-	return newEvalReader(in.name, zr)
+	cr, err := newEvalReader(in.name, zr)
+	if err != nil {
+		return failed(strings.TrimPrefix(err.Error(), in.name+": ")), nil
+	}
+	return cr, nil
 }
+
+// failed is a reader whose file cannot be read at all: reading it stops
+// at once with msg, about the file as a whole.
+func failed(msg string) convReader {
+	return &errReader{err: &agenteval.PosError{Msg: msg}}
+}
+
+type errReader struct{ err error }
+
+func (e *errReader) next() (*conv, error) {
+	if e.err == nil {
+		return nil, io.EOF
+	}
+	err := e.err
+	e.err = nil
+	return nil, err
+}
+func (e *errReader) warnings() []problem { return nil }
+func (e *errReader) close() error        { return nil }
 
 func newEvalReader(name string, zr *zip.Reader) (convReader, error) {
 	if n := len(zr.File); n > maxEvalEntries {
@@ -92,7 +116,7 @@ func newEvalReader(name string, zr *zip.Reader) (convReader, error) {
 		header = "_journal/start.json"
 	}
 	if e.entries[header] == nil {
-		return nil, fmt.Errorf("%s is a zip archive, but not an Inspect .eval log: it has neither header.json nor _journal/start.json", name)
+		return nil, fmt.Errorf("%s: a zip archive, but not an Inspect .eval log: it has neither header.json nor _journal/start.json", name)
 	}
 	raw, err := e.read(header)
 	if err != nil {

@@ -94,7 +94,7 @@ func TestInspectEvalRefusals(t *testing.T) {
 		want    string
 	}{
 		{"not an Inspect log", []zipEntry{{name: "word/document.xml", data: []byte("<x/>")}},
-			"is a zip archive, but not an Inspect .eval log: it has neither header.json nor _journal/start.json"},
+			"log.eval: a zip archive, but not an Inspect .eval log: it has neither header.json nor _journal/start.json"},
 		{"declares a huge entry", []zipEntry{{name: "header.json", data: header},
 			{header: &zip.FileHeader{Name: "samples/1_epoch_1.json", Method: zip.Deflate, CompressedSize64: uint64(len(bomb)), UncompressedSize64: 1 << 30}, data: bomb}},
 			"samples/1_epoch_1.json would unpack to"},
@@ -129,7 +129,7 @@ func TestInspectEvalTruncated(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "cut.eval")
 	os.WriteFile(p, data[:len(data)/2], 0o644)
 	_, err = readAll(t, p)
-	if err == nil || !strings.Contains(err.Error(), "starts as a zip archive but cannot be read as one") {
+	if err == nil || !strings.Contains(err.Error(), "cut.eval: a zip archive that cannot be read (zip: not a valid zip file)") {
 		t.Errorf("err = %v", err)
 	}
 }

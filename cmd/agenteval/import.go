@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/dataset"
+	"github.com/agenteval/agenteval/internal/bytesize"
 	"github.com/agenteval/agenteval/trace"
 	"github.com/spf13/cobra"
 )
@@ -15,7 +17,7 @@ import (
 func newImportCmd(e *env) *cobra.Command {
 	var since, dir, output string
 	cmd := &cobra.Command{
-		Use:   "import claude|codex|copilot",
+		Use:   "import claude|codex|copilot|gemini",
 		Short: "Collect a coding agent's session logs into Ragas JSONL",
 		Long: `Find the session logs a coding agent keeps on this machine and write each
 session as one Ragas MultiTurnSample row (JSONL), ready for agenteval score:
@@ -23,14 +25,16 @@ session as one Ragas MultiTurnSample row (JSONL), ready for agenteval score:
   claude   ~/.claude/projects/<project>/<session>.jsonl ($CLAUDE_CONFIG_DIR)
   codex    ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl  ($CODEX_HOME)
   copilot  ~/.copilot/session-state/<session>/events.jsonl ($COPILOT_HOME)
+  gemini   ~/.gemini/tmp/<project hash>/chats/session-*.json
 
 --dir reads another folder instead; --since keeps the logs changed on or
 after a date (2025-11-23) or time (RFC 3339). Sessions that cannot be read
 are reported on stderr and left out (exit 1); what a log holds that is not
-part of the conversation is reported as a warning.`,
+part of the conversation is reported as a warning. A session too long for
+one row (--max-row-size) is written as several, split at user turns.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErr("import needs one coding agent: claude, codex or copilot\nUsage: agenteval import claude|codex|copilot [--since DATE] [-o FILE]")
+				return usageErr("import needs one coding agent: claude, codex, copilot or gemini\nUsage: agenteval import claude|codex|copilot|gemini [--since DATE] [-o FILE]")
 			}
 			return nil
 		},
@@ -128,15 +132,135 @@ func importLogs(e *env, w *dataset.Writer, paths []string, format string) (n, ba
 				row.Sample.Metadata = map[string]any{}
 			}
 			row.Sample.Metadata["source_file"] = p
-			if err := w.Write(row.Sample); err != nil {
-				src.Close()
-				return n, bad, &exitError{code: exitExecution, err: err}
+			parts, note := splitSession(row.Sample, rowLimit(e.maxRow))
+			if note != "" {
+				fmt.Fprintln(e.stderr, warning(&agenteval.PosError{File: p, Line: row.Line, Col: row.Col, Msg: note}))
+			}
+			for _, part := range parts {
+				if err := w.Write(part); err != nil {
+					src.Close()
+					return n, bad, &exitError{code: exitExecution, err: err}
+				}
 			}
 			n++
 		}
 		src.Close()
 	}
 	return n, bad, nil
+}
+
+// rowLimit is the largest row score reads (--max-row-size); 0 is none.
+func rowLimit(maxRow int64) int64 {
+	switch {
+	case maxRow == 0:
+		return dataset.DefaultMaxRowBytes
+	case maxRow < 0:
+		return 0
+	}
+	return maxRow
+}
+
+// encodedSize is the size of a sample as a Ragas row.
+func encodedSize(s *agenteval.Sample) int64 {
+	var c byteCounter
+	w := dataset.NewWriter(&c)
+	w.Write(s)
+	w.Flush()
+	return int64(c)
+}
+
+type byteCounter int64
+
+func (c *byteCounter) Write(p []byte) (int, error) { *c += byteCounter(len(p)); return len(p), nil }
+
+// splitSession keeps a session within the row limit, so that score reads
+// every row import writes: a longer one is split into parts at user turns
+// (within a turn too long for one row, before an assistant message, never
+// between a call and its results), each a row "<id>-part-N" whose metadata
+// says which part of which session it is. note says what was done.
+func splitSession(s *agenteval.Sample, limit int64) (parts []*agenteval.Sample, msg string) {
+	if limit <= 0 {
+		return []*agenteval.Sample{s}, ""
+	}
+	total := encodedSize(s)
+	if total <= limit {
+		return []*agenteval.Sample{s}, ""
+	}
+	// The room a part has for messages: the limit, less what every part
+	// carries (its id, metadata and reference fields) and a margin.
+	empty := *s
+	empty.UserInput = nil
+	base := encodedSize(&empty) + 256
+	room := limit - base
+	conv := s.UserInput
+	size := make([]int64, len(conv))
+	for i, m := range conv {
+		one := agenteval.Sample{UserInput: agenteval.Conversation{m}}
+		size[i] = encodedSize(&one)
+	}
+	// A part starts at a user message, or, in a turn too long for one row,
+	// at an assistant message; never at a tool result, which stays with
+	// its call.
+	var starts []int
+	start, used := 0, int64(0)
+	lastUser, lastAny := -1, -1 // where the part being filled could end
+	note := func(i int) {
+		if i > start && conv[i].Role != agenteval.RoleTool {
+			lastAny = i
+			if conv[i].Role == agenteval.RoleUser {
+				lastUser = i
+			}
+		}
+	}
+	for i := range conv {
+		note(i)
+		if used+size[i] > room && i > start {
+			cut := lastUser
+			if cut <= start {
+				cut = lastAny
+			}
+			if cut > start {
+				starts = append(starts, start)
+				start, used, lastUser, lastAny = cut, 0, -1, -1
+				for j := cut; j < i; j++ {
+					used += size[j]
+					note(j)
+				}
+				note(i)
+			}
+		}
+		used += size[i]
+	}
+	starts = append(starts, start)
+	if len(starts) == 1 {
+		return []*agenteval.Sample{s}, fmt.Sprintf("the session %s is %s as a row, over the %s score reads (--max-row-size), and has no place to split; score will refuse it unless --max-row-size is raised",
+			s.ID, bytesize.Format(total), bytesize.Format(limit))
+	}
+	big := 0
+	for k, st := range starts {
+		end := len(conv)
+		if k+1 < len(starts) {
+			end = starts[k+1]
+		}
+		p := *s
+		p.ID = fmt.Sprintf("%s-part-%d", s.ID, k+1)
+		p.UserInput = append(agenteval.Conversation(nil), conv[st:end]...)
+		p.Metadata = make(map[string]any, len(s.Metadata)+1)
+		for mk, mv := range s.Metadata {
+			p.Metadata[mk] = mv
+		}
+		p.Metadata["split"] = map[string]any{"session": s.ID, "part": k + 1, "of": len(starts), "first_message": st}
+		if encodedSize(&p) > limit {
+			big++
+		}
+		parts = append(parts, &p)
+	}
+	msg = fmt.Sprintf("the session %s is %s as a row, over the %s score reads (--max-row-size); written as %d rows, %s-part-1 to -part-%d, split at user turns",
+		s.ID, bytesize.Format(total), bytesize.Format(limit), len(parts), s.ID, len(parts))
+	if big > 0 {
+		msg += fmt.Sprintf("; %d of them still hold a message over the limit, which score will refuse unless --max-row-size is raised", big)
+	}
+	return parts, msg
 }
 
 func parseSince(s string) (time.Time, error) {
