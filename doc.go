@@ -6,4 +6,7 @@
 // It imports only the standard library. It knows no vendor, file format or
 // database: adapters live in their own packages (dataset, grade, provider, ...)
 // and depend on this one, never the other way round.
+//
+// agenteval is free software under the Apache License, Version 2.0: see the
+// LICENSE file at the root of the module.
 package agenteval
