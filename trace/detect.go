@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/agenteval/agenteval"
 )
 
 // shape is what detection learns from the first JSON value of a file: its
@@ -247,43 +249,48 @@ func skipRest(dec *json.Decoder, depth int) bool {
 	return true
 }
 
-// checkDocument refuses, with one clear error, a file that is one JSON
-// object spread over lines (pretty-printed) that no reader knows: read as
-// JSON lines, it would give an error for every line. It reads the whole
-// document's top-level keys when the head does not hold them all.
-func checkDocument(in *input) error {
+// checkDocument refuses, with one clear problem, a file that is one
+// JSON object spread over lines (pretty-printed) that no reader knows:
+// read as JSON lines, it would give an error for every line. It reads the
+// whole document's top-level keys when the head does not hold them all.
+// err is for a file that cannot be read.
+func checkDocument(in *input) (problem *agenteval.PosError, err error) {
 	head := bytes.TrimLeft(bytes.TrimPrefix(in.head(), []byte{0xEF, 0xBB, 0xBF}), " \t\r\n")
 	if len(head) == 0 || head[0] != '{' {
-		return nil
+		return nil, nil
 	}
 	if i := bytes.IndexByte(head, '\n'); i < 0 || json.Valid(bytes.TrimSpace(head[:i])) {
-		return nil // JSON lines, or a single line: the dataset reader's
+		return nil, nil // JSON lines, or a single line: the dataset reader's
 	}
 	keys := sniff(head).order
 	complete := json.Valid(head)
 	if !complete {
 		r, err := in.reader()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		var bad error
+		var bad *agenteval.PosError
 		keys, bad = topKeys(r)
 		if bad != nil {
-			return fmt.Errorf("%s: %w", in.name, bad)
+			return bad, nil
 		}
 	}
 	shown := keys
 	if len(shown) > 12 {
 		shown = append(append([]string(nil), shown[:12]...), fmt.Sprintf("… %d more", len(keys)-12))
 	}
-	msg := fmt.Sprintf("%s is a JSON document of unknown shape (keys: %s); formats read: %s", in.name, strings.Join(shown, ", "), formatTitles())
+	what := "no keys"
+	if len(shown) > 0 {
+		what = "keys: " + strings.Join(shown, ", ")
+	}
+	msg := fmt.Sprintf("a JSON document of unknown shape (%s); formats read: %s", what, formatTitles())
 	for _, k := range keys {
 		if k == "user_input" || k == "messages" || k == "conversation" || k == "turns" {
 			msg += "; a Ragas or OpenAI-messages dataset holds one row per line (JSONL), or a JSON array of rows"
 			break
 		}
 	}
-	return errors.New(msg)
+	return &agenteval.PosError{Msg: msg}, nil
 }
 
 // formatTitles lists the formats for messages.
@@ -298,19 +305,20 @@ func formatTitles() string {
 // topKeys reads the top-level keys of the JSON object r holds, skipping
 // the values token by token, so that memory stays small whatever the
 // document's size.
-func topKeys(r io.Reader) ([]string, error) {
+func topKeys(r io.Reader) ([]string, *agenteval.PosError) {
 	lr := newLineReader(bufio.NewReaderSize(r, 1<<20))
 	dec := json.NewDecoder(lr)
-	fail := func(err error) error {
+	fail := func(err error) *agenteval.PosError {
 		p := lr.pos(dec.InputOffset())
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			p = lr.pos(se.Offset)
 		}
+		msg := fmt.Sprintf("not valid JSON: %v", err)
 		if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
-			return fmt.Errorf("%d:%d: the file ends in the middle of a JSON document", p.Line, p.Col)
+			msg = "the file ends in the middle of a JSON document"
 		}
-		return fmt.Errorf("%d:%d: not valid JSON: %v", p.Line, p.Col, err)
+		return &agenteval.PosError{Line: p.Line, Col: p.Col, Msg: msg}
 	}
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil, fail(err)

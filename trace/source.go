@@ -129,9 +129,14 @@ func Open(path string, opt Options) (*Source, error) {
 	} else {
 		s.format = detect(in.head())
 		if s.format.open == nil {
-			if err := checkDocument(in); err != nil {
+			if pe, err := checkDocument(in); err != nil {
 				s.Close()
 				return nil, err
+			} else if pe != nil {
+				// Said when the file is read, as any problem of its
+				// content is.
+				s.cr = &errReader{err: pe}
+				return s, nil
 			}
 		}
 	}
