@@ -55,7 +55,8 @@ func assemble(format, id string, recs []*record) *conv {
 	c.problems = dedupe(c.problems)
 	if len(s.UserInput) == 0 {
 		c.problems = append(c.problems, errAt(c.pos, "no message content was recorded for this conversation: its model calls and tools carry no messages; "+
-			"turn content capture on in the instrumentation (for OpenTelemetry GenAI, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)"))
+			"if the instrumentation sent the content as GenAI log events, they are in its logs file: read both together (cat traces.jsonl logs.jsonl > all.jsonl); "+
+			"otherwise turn content capture on in the instrumentation (for OpenTelemetry GenAI, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)"))
 	}
 	if len(other) > 0 {
 		what := "span"

@@ -5,11 +5,16 @@
 //     form (gen_ai.input.messages, gen_ai.output.messages, execute_tool
 //     spans) and the older ones (per-message events, OpenLLMetry's indexed
 //     gen_ai.prompt.N attributes), and OpenInference (Arize Phoenix) spans;
-//   - OpenAI Agents SDK trace exports;
-//   - LangChain and LangGraph message dumps;
-//   - Inspect eval logs converted to JSON;
+//   - the spans of agent frameworks as they write them: the Vercel AI SDK
+//     (GenAI and ai.*), Google ADK (gcp.vertex.agent.*), Mastra, LangGraph
+//     and LangChain through OpenInference;
+//   - span dumps with flat attributes (Phoenix's REST spans) and Langfuse
+//     trace and observation exports;
+//   - OpenAI Agents SDK trace exports (JS and Python);
+//   - LangChain and LangGraph message dumps, and LangSmith run exports;
+//   - Inspect eval logs (.eval or JSON);
 //   - ATIF trajectories;
-//   - Claude Code, Codex and Copilot CLI session logs.
+//   - Claude Code, Codex, Copilot CLI and Gemini CLI session logs.
 //
 // Open detects the format from a file's content (or takes a forced one)
 // and yields one dataset row per conversation, so the rest of agenteval

@@ -30,7 +30,7 @@ type Format struct {
 // Formats lists every format, in the order --help shows them.
 var Formats = []*Format{
 	{Name: "ragas", Aliases: []string{"jsonl", "openai", "dataset"}, Title: "Ragas or OpenAI-messages JSONL"},
-	{Name: "otlp", Aliases: []string{"otel", "opentelemetry", "openinference", "phoenix"}, Title: "OTLP JSON (OpenTelemetry GenAI, OpenLLMetry, OpenInference)", open: openOTLP},
+	{Name: "otlp", Aliases: []string{"otel", "opentelemetry", "openinference", "phoenix", "spans", "vercel", "adk", "mastra", "langfuse"}, Title: "OTLP JSON and span dumps (GenAI, OpenLLMetry, OpenInference, Vercel AI SDK, ADK, Mastra, Phoenix, Langfuse)", open: openOTLP},
 	{Name: "openai-agents", Aliases: []string{"agents", "openai-agents-sdk"}, Title: "OpenAI Agents SDK trace export", open: openAgents},
 	{Name: "langchain", Aliases: []string{"langgraph"}, Title: "LangChain/LangGraph messages", open: openLangChain},
 	{Name: "inspect", Aliases: []string{"inspect-ai"}, Title: "Inspect eval log (.eval or JSON)", open: openInspect},
