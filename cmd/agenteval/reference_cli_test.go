@@ -43,16 +43,16 @@ func renderCLI() ([]byte, error) {
 	}
 	for _, c := range cmds {
 		b.WriteString("\n")
-		writeCommand(&b, c)
+		refWriteCommand(&b, c)
 		b.Truncate(len(bytes.TrimRight(b.Bytes(), "\n")))
 		b.WriteString("\n")
 	}
 	return b.Bytes(), nil
 }
 
-// ours says whether c is one of agenteval's commands, whose help text is
+// refOurs says whether c is one of agenteval's commands, whose help text is
 // ours to show, rather than one cobra adds (completion).
-func ours(c *cobra.Command) bool {
+func refOurs(c *cobra.Command) bool {
 	for p := c; p != nil; p = p.Parent() {
 		if p.Name() == "completion" && p.Parent() == c.Root() {
 			return false
@@ -61,7 +61,8 @@ func ours(c *cobra.Command) bool {
 	return true
 }
 
-func writeCommand(b *bytes.Buffer, c *cobra.Command) {
+// refWriteCommand writes one command's section.
+func refWriteCommand(b *bytes.Buffer, c *cobra.Command) {
 	// agenteval and its commands are sections, subcommands below them.
 	level := min(max(2, 1+strings.Count(c.CommandPath(), " ")), 4)
 	fmt.Fprintf(b, "%s %s\n\n", strings.Repeat("#", level), c.CommandPath())
@@ -78,9 +79,9 @@ func writeCommand(b *bytes.Buffer, c *cobra.Command) {
 	}
 	fmt.Fprintf(b, "```\n%s\n```\n\n", strings.Join(usage, "\n"))
 	if len(c.Aliases) > 0 {
-		fmt.Fprintf(b, "Also called: %s.\n\n", strings.Join(codeAll(c.Aliases), ", "))
+		fmt.Fprintf(b, "Also called: %s.\n\n", strings.Join(refCodeAll(c.Aliases), ", "))
 	}
-	if long := strings.TrimSpace(c.Long); long != "" && ours(c) {
+	if long := strings.TrimSpace(c.Long); long != "" && refOurs(c) {
 		fmt.Fprintf(b, "```text\n%s\n```\n\n", long)
 	}
 	if ex := strings.TrimRight(c.Example, "\n "); ex != "" {
@@ -99,10 +100,11 @@ func writeCommand(b *bytes.Buffer, c *cobra.Command) {
 	if c == c.Root() {
 		title = "Global flags, taken by every command"
 	}
-	writeFlags(b, title, c.LocalFlags())
+	refWriteFlags(b, title, c.LocalFlags())
 }
 
-func codeAll(ss []string) []string {
+// refCodeAll puts each of ss in a code span.
+func refCodeAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = mdCode(s)
@@ -110,8 +112,8 @@ func codeAll(ss []string) []string {
 	return out
 }
 
-// writeFlags writes a table of the flags of fs that are not hidden.
-func writeFlags(b *bytes.Buffer, title string, fs *pflag.FlagSet) {
+// refWriteFlags writes a table of the flags of fs that are not hidden.
+func refWriteFlags(b *bytes.Buffer, title string, fs *pflag.FlagSet) {
 	var rows []string
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Hidden {
@@ -126,10 +128,10 @@ func writeFlags(b *bytes.Buffer, title string, fs *pflag.FlagSet) {
 			usage += " (deprecated: " + f.Deprecated + ")"
 		}
 		def := ""
-		if !zeroDefault(f) {
+		if !refZeroDefault(f) {
 			def = mdCode(f.DefValue)
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s |", name, flagType(f), def, mdEscape(usage)))
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s |", name, refFlagType(f), def, mdEscape(usage)))
 	})
 	if len(rows) == 0 {
 		return
@@ -137,8 +139,8 @@ func writeFlags(b *bytes.Buffer, title string, fs *pflag.FlagSet) {
 	fmt.Fprintf(b, "%s:\n\n| Flag | Type | Default | Meaning |\n|---|---|---|---|\n%s\n", title, strings.Join(rows, "\n"))
 }
 
-// flagType names a flag's value type for people.
-func flagType(f *pflag.Flag) string {
+// refFlagType names a flag's value type for people.
+func refFlagType(f *pflag.Flag) string {
 	switch t := f.Value.Type(); t {
 	case "stringArray":
 		return "string, repeatable"
@@ -153,9 +155,9 @@ func flagType(f *pflag.Flag) string {
 	}
 }
 
-// zeroDefault says whether a flag's default is its type's zero value,
+// refZeroDefault says whether a flag's default is its type's zero value,
 // which the page leaves out, as --help does.
-func zeroDefault(f *pflag.Flag) bool {
+func refZeroDefault(f *pflag.Flag) bool {
 	switch f.DefValue {
 	case "", "[]", "false", "0", "0s", "<nil>":
 		return true

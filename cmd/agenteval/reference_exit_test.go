@@ -61,7 +61,7 @@ func exitConsts() ([]exitConst, error) {
 					if err != nil {
 						return nil, fmt.Errorf("%s: %s: %w", f, id.Name, err)
 					}
-					c := exitConst{name: id.Name, code: code, meaning: constComment(id.Name, vs, gd)}
+					c := exitConst{name: id.Name, code: code, meaning: refConstComment(id.Name, vs, gd)}
 					if c.meaning == "" {
 						c.meaning = exitMeanings[id.Name]
 					}
@@ -80,9 +80,9 @@ func exitConsts() ([]exitConst, error) {
 	return out, nil
 }
 
-// constComment is what a constant's comment says: its line comment, else
+// refConstComment is what a constant's comment says: its line comment, else
 // its doc comment, else the doc of a declaration that holds only it.
-func constComment(name string, vs *ast.ValueSpec, gd *ast.GenDecl) string {
+func refConstComment(name string, vs *ast.ValueSpec, gd *ast.GenDecl) string {
 	var text string
 	switch {
 	case vs.Comment != nil:

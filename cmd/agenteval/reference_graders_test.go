@@ -138,8 +138,8 @@ func foreignTypes() (names, unrunnable map[string]string, err error) {
 					if !ok {
 						continue
 					}
-					k, kerr := stringLit(kv.Key)
-					v, verr := stringLit(kv.Value)
+					k, kerr := refStringLit(kv.Key)
+					v, verr := refStringLit(kv.Value)
 					if kerr != nil || verr != nil {
 						return nil, nil, fmt.Errorf("suite/assertions.go: %s: an entry of %s is not two string literals", fset.Position(kv.Pos()), id.Name)
 					}
@@ -155,7 +155,7 @@ func foreignTypes() (names, unrunnable map[string]string, err error) {
 	return maps["typeNames"], maps["unrunnable"], nil
 }
 
-func stringLit(e ast.Expr) (string, error) {
+func refStringLit(e ast.Expr) (string, error) {
 	bl, ok := e.(*ast.BasicLit)
 	if !ok || bl.Kind != token.STRING {
 		return "", fmt.Errorf("not a string literal")
@@ -163,9 +163,9 @@ func stringLit(e ast.Expr) (string, error) {
 	return strconv.Unquote(bl.Value)
 }
 
-// schemaProps finds the properties the eval file's JSON Schema gives the
+// refSchemaProps finds the properties the eval file's JSON Schema gives the
 // assertion branch titled name.
-func schemaProps(schema any, name string) map[string]any {
+func refSchemaProps(schema any, name string) map[string]any {
 	switch v := schema.(type) {
 	case map[string]any:
 		if v["title"] == name {
@@ -179,13 +179,13 @@ func schemaProps(schema any, name string) map[string]any {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if p := schemaProps(v[k], name); p != nil {
+			if p := refSchemaProps(v[k], name); p != nil {
 				return p
 			}
 		}
 	case []any:
 		for _, x := range v {
-			if p := schemaProps(x, name); p != nil {
+			if p := refSchemaProps(x, name); p != nil {
 				return p
 			}
 		}
@@ -193,10 +193,10 @@ func schemaProps(schema any, name string) map[string]any {
 	return nil
 }
 
-// typeText names JSON types for people.
-func typeText(types []string, enum []string) string {
+// refTypeText names JSON types for people.
+func refTypeText(types []string, enum []string) string {
 	if len(enum) > 0 {
-		return "one of " + strings.Join(codeAll(enum), ", ")
+		return "one of " + strings.Join(refCodeAll(enum), ", ")
 	}
 	if len(types) == 0 {
 		return "any"
@@ -213,9 +213,9 @@ func typeText(types []string, enum []string) string {
 	return strings.Join(out, " or ")
 }
 
-// sentence makes a doc line a sentence: a capital, unless the line opens
+// refSentence makes a doc line a sentence: a capital, unless the line opens
 // with a name (contains_any, agent_inspect), and a full stop.
-func sentence(s string) string {
+func refSentence(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return s
@@ -233,9 +233,9 @@ func sentence(s string) string {
 	return s
 }
 
-// judgeText says whether a grader calls the judge: never, always, or only
+// refJudgeText says whether a grader calls the judge: never, always, or only
 // for some settings (what grade/docs.yaml says).
-func judgeText(d *grade.Definition, doc graderDoc) (string, error) {
+func refJudgeText(d *grade.Definition, doc graderDoc) (string, error) {
 	switch {
 	case d.NeedsJudge == nil:
 		if doc.Judge != "" {
@@ -253,10 +253,10 @@ func judgeText(d *grade.Definition, doc graderDoc) (string, error) {
 	return "only " + strings.TrimSuffix(doc.Judge, "."), nil
 }
 
-// otherNames are the names a grader is also known by: its aliases, and the
+// refOtherNames are the names a grader is also known by: its aliases, and the
 // AgentV and promptfoo types the loader reads into it. A name that differs
 // from one shown only in - and _ is not repeated: both spellings work.
-func otherNames(d *grade.Definition, foreign map[string]string) []string {
+func refOtherNames(d *grade.Definition, foreign map[string]string) []string {
 	seen := map[string]bool{d.Name: true}
 	var out []string
 	add := func(n string) {
@@ -293,9 +293,9 @@ func otherNames(d *grade.Definition, foreign map[string]string) []string {
 	return out
 }
 
-// checkExample loads an example as one test of an eval file: it must load
+// refCheckExample loads an example as one test of an eval file: it must load
 // with no problem and no warning, and use the grader.
-func checkExample(d *grade.Definition, example string) error {
+func refCheckExample(d *grade.Definition, example string) error {
 	var keys map[string]any
 	if err := yaml.Unmarshal([]byte(example), &keys); err != nil {
 		return fmt.Errorf("example: %w", err)
@@ -327,7 +327,7 @@ func checkExample(d *grade.Definition, example string) error {
 		if d.Name == "subgoals" && len(tc.Subgoals) > 0 || d.Name == "expected_tool_calls" && len(tc.ExpectedToolCalls) > 0 {
 			return nil
 		}
-		for _, a := range allAssertions(tc) {
+		for _, a := range refAllAssertions(tc) {
 			if dd, _, ok := grade.Find(grade.All(), a.Type); ok && dd.Name == d.Name {
 				return nil
 			}
@@ -336,7 +336,7 @@ func checkExample(d *grade.Definition, example string) error {
 	return fmt.Errorf("example uses no %s assertion:\n%s", d.Name, example)
 }
 
-func allAssertions(tc agenteval.Test) []agenteval.AssertionSpec {
+func refAllAssertions(tc agenteval.Test) []agenteval.AssertionSpec {
 	out := slices.Clone(tc.Assertions)
 	for _, t := range tc.Turns {
 		out = append(out, t.Assertions...)
@@ -344,9 +344,9 @@ func allAssertions(tc agenteval.Test) []agenteval.AssertionSpec {
 	return out
 }
 
-// scoreMetric checks a --metric value, and scores the sample with it when
+// refScoreMetric checks a --metric value, and scores the sample with it when
 // the metric needs no judge: the page shows the result.
-func scoreMetric(d *grade.Definition, metric, sample string) (*agenteval.Score, error) {
+func refScoreMetric(d *grade.Definition, metric, sample string) (*agenteval.Score, error) {
 	specs, err := parseMetricFlags([]string{metric})
 	if err != nil {
 		return nil, err
@@ -438,12 +438,12 @@ runs the same graders, called metrics there, over recorded conversations.
 	b.WriteString("| Grader | What it checks | Judge |\n|---|---|---|\n")
 	judges := make([]string, len(defs))
 	for i, d := range defs {
-		j, err := judgeText(d, docs[d.Name])
+		j, err := refJudgeText(d, docs[d.Name])
 		if err != nil {
 			problems = append(problems, err.Error())
 		}
 		judges[i] = j
-		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s |\n", d.Name, mdAnchor(d.Name), mdEscape(sentence(d.Doc)), mdEscape(j))
+		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s |\n", d.Name, mdAnchor(d.Name), mdEscape(refSentence(d.Doc)), mdEscape(j))
 	}
 
 	// The settings every grader takes, as the eval file schema has them.
@@ -457,7 +457,7 @@ runs the same graders, called metrics there, over recorded conversations.
 	fmt.Fprintf(&b, "Beside its own settings, every grader takes these. With `--metric`, the name comes first and %s go in its parentheses with its own settings; the others are AgentV's, for eval files.\n\n",
 		strings.Join(flagKeys, ", "))
 	b.WriteString("| Setting | Type | Meaning |\n|---|---|---|\n")
-	common := schemaProps(schema, "is_json")
+	common := refSchemaProps(schema, "is_json")
 	if common == nil {
 		problems = append(problems, "the eval file schema has no branch for is_json, whose properties are the common settings")
 	}
@@ -488,11 +488,11 @@ runs the same graders, called metrics there, over recorded conversations.
 		if k == "type" {
 			types, desc = []string{"string"}, "the grader: one of the names below"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k, typeText(types, enum), mdEscape(sentence(desc)))
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k, refTypeText(types, enum), mdEscape(refSentence(desc)))
 	}
 
 	// The row most examples score is shown once.
-	shared := sharedSample(docs)
+	shared := refSharedSample(docs)
 	if shared != "" {
 		fmt.Fprintf(&b, "\n## The sample row\n\nThe `agenteval score` examples below that name `row.jsonl` score this row, a recorded conversation in the form of Ragas's `MultiTurnSample` (on one line in the file):\n\n```json\n%s\n```\n", strings.TrimSpace(shared))
 	}
@@ -504,12 +504,12 @@ runs the same graders, called metrics there, over recorded conversations.
 			group = groups[i]
 			fmt.Fprintf(&b, "\n## %s\n", group)
 		}
-		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", d.Name, sentence(d.Doc))
+		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", d.Name, refSentence(d.Doc))
 		if n := strings.TrimSpace(doc.Notes); n != "" {
 			b.WriteString(n + "\n\n")
 		}
-		if others := otherNames(d, foreign); len(others) > 0 {
-			fmt.Fprintf(&b, "Also called: %s.\n\n", strings.Join(codeAll(others), ", "))
+		if others := refOtherNames(d, foreign); len(others) > 0 {
+			fmt.Fprintf(&b, "Also called: %s.\n\n", strings.Join(refCodeAll(others), ", "))
 		}
 		fmt.Fprintf(&b, "Judge: %s.\n\n", judges[i])
 
@@ -535,13 +535,13 @@ runs the same graders, called metrics there, over recorded conversations.
 			for _, p := range d.Params {
 				name := "`" + p.Name + "`"
 				if len(p.Aliases) > 0 {
-					name += " (also " + strings.Join(codeAll(p.Aliases), ", ") + ")"
+					name += " (also " + strings.Join(refCodeAll(p.Aliases), ", ") + ")"
 				}
 				def := ""
 				if v, ok := doc.Defaults[p.Name]; ok {
 					def = mdEscape(v)
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, typeText(p.Types, p.Enum), def, mdEscape(sentence(p.Doc)))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, refTypeText(p.Types, p.Enum), def, mdEscape(refSentence(p.Doc)))
 			}
 			b.WriteString("\n")
 		} else {
@@ -553,7 +553,7 @@ runs the same graders, called metrics there, over recorded conversations.
 			problems = append(problems, fmt.Sprintf("grade/docs.yaml: %s has neither an example (a test of an eval file) nor a metric (for agenteval score): add one", d.Name))
 		}
 		if doc.Example != "" {
-			if err := checkExample(d, doc.Example); err != nil {
+			if err := refCheckExample(d, doc.Example); err != nil {
 				problems = append(problems, fmt.Sprintf("grade/docs.yaml: %s: %v", d.Name, err))
 			}
 			fmt.Fprintf(&b, "In an eval file:\n\n```yaml\n%s\n```\n\n", strings.TrimRight(doc.Example, "\n"))
@@ -562,7 +562,7 @@ runs the same graders, called metrics there, over recorded conversations.
 			problems = append(problems, fmt.Sprintf("grade/docs.yaml: %s: a sample needs a metric to score it", d.Name))
 		}
 		if doc.Metric != "" {
-			sc, err := scoreMetric(d, doc.Metric, doc.Sample)
+			sc, err := refScoreMetric(d, doc.Metric, doc.Sample)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("grade/docs.yaml: %s: %v", d.Name, err))
 			}
@@ -570,7 +570,7 @@ runs the same graders, called metrics there, over recorded conversations.
 			if doc.Sample != "" {
 				file = "row.jsonl"
 			}
-			fmt.Fprintf(&b, "With `agenteval score`:\n\n```sh\nagenteval score %s --metric %s\n```\n\n", file, shellQuote(doc.Metric))
+			fmt.Fprintf(&b, "With `agenteval score`:\n\n```sh\nagenteval score %s --metric %s\n```\n\n", file, refShellQuote(doc.Metric))
 			switch {
 			case doc.Sample == "":
 			case doc.Sample == shared && sc != nil:
@@ -614,9 +614,9 @@ runs the same graders, called metrics there, over recorded conversations.
 	return b.Bytes(), nil
 }
 
-// sharedSample is the sample most graders' examples score, when several
+// refSharedSample is the sample most graders' examples score, when several
 // do.
-func sharedSample(docs map[string]graderDoc) string {
+func refSharedSample(docs map[string]graderDoc) string {
 	n := map[string]int{}
 	best := ""
 	for _, d := range docs {
@@ -634,8 +634,8 @@ func sharedSample(docs map[string]graderDoc) string {
 	return best
 }
 
-// shellQuote quotes a --metric value for a POSIX shell when it needs it.
-func shellQuote(s string) string {
+// refShellQuote quotes a --metric value for a POSIX shell when it needs it.
+func refShellQuote(s string) string {
 	if !strings.ContainsAny(s, " ()[]{}\"'$*?&;|<>\\`#~!") {
 		return s
 	}

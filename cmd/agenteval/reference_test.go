@@ -73,15 +73,15 @@ func TestReferenceDocs(t *testing.T) {
 			want = bytes.ReplaceAll(want, []byte("\r\n"), []byte("\n"))
 			if !bytes.Equal(want, got) {
 				t.Errorf("docs/reference/%s is stale: %s changed since it was generated. Run\n\tgo generate ./cmd/agenteval\nand commit the result.\n%s",
-					p.name, p.from, firstDifference(string(want), string(got)))
+					p.name, p.from, refFirstDifference(string(want), string(got)))
 			}
 		})
 	}
 }
 
-// firstDifference shows the first line where the page differs from what
+// refFirstDifference shows the first line where the page differs from what
 // the code makes.
-func firstDifference(want, got string) string {
+func refFirstDifference(want, got string) string {
 	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
 	for i := 0; i < max(len(w), len(g)); i++ {
 		var wl, gl string
