@@ -27,11 +27,12 @@ import (
 // test says so in its log).
 var mdNotYetLinked = map[string]string{}
 
-// mdNotYetWritten are pages that links may name before they exist, with
-// why: a link to one is logged, not failed. Delete an entry once its page
-// is written (the test says so in its log).
+// mdNotYetWritten are files that links may name before they exist, with
+// why: a link to one is logged, not failed. Delete an entry once its file
+// is committed (the test says so in its log).
 var mdNotYetWritten = map[string]string{
 	"docs/how-to/ci.md": "it comes with the GitHub Action (action.yml), under way in issue 27",
+	"Dockerfile":        "the container image is under way in issue 27",
 }
 
 // mdRoots are the pages checked besides every page under docs/; the
