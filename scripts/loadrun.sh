@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The load run of README's Performance section, through the CLI: N
+# The load run of docs/explanation/performance.md, through the CLI: N
 # conversations of 4 turns, each turn graded by one judge rubric, run with
 # `agenteval run -j J` against `agenteval fakellm --latency L` in a second
 # process (model target and judge both on the fake, judge cache off),

@@ -98,7 +98,7 @@ func assertionsSchema(defs []*grade.Definition) map[string]any {
 	sort.Slice(agentv, func(i, j int) bool { return agentv[i].(string) < agentv[j].(string) })
 	branches = append(branches,
 		map[string]any{"type": "object", "required": []any{"type"}, "properties": map[string]any{"type": map[string]any{"enum": agentv}},
-			"title": "AgentV", "description": "an AgentV or promptfoo assertion type, read into agenteval's graders (see the README's compatibility table)"},
+			"title": "AgentV", "description": "an AgentV or promptfoo assertion type, read into agenteval's graders (see docs/how-to/migrate-agentv.md)"},
 		map[string]any{"type": "object", "required": []any{"include"}, "properties": map[string]any{"include": map[string]any{"type": "string"}},
 			"additionalProperties": false, "description": "an assertion template: .agentv/templates/<name>.yaml, or a path"})
 	return map[string]any{"type": "array", "items": map[string]any{"oneOf": branches}}

@@ -1,5 +1,5 @@
-// Package loadsuite writes the eval file of the load run that README's
-// Performance section measures: n conversations of 4 turns, each turn
+// Package loadsuite writes the eval file of the load run that
+// docs/explanation/performance.md measures: n conversations of 4 turns, each turn
 // graded by one judge rubric. The runner's and the parser's benchmarks
 // read it; scripts/loadrun.sh writes the same file for the CLI.
 //
