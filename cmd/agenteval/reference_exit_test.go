@@ -141,8 +141,9 @@ what each command returns follows it.
 - ` + "`score`" + ` exits as ` + "`run`" + ` does, per sample: 0, 1, or 3 when some sample
   could not be scored or the file breaks off; 2 for a configuration
   problem or a file that holds no samples.
-- ` + "`merge`" + ` exits with the merged run's status (0, 1 or 3), and 3 when the
-  shards cannot be merged.
+- ` + "`merge`" + ` exits with the merged run's status (0, 1 or 3); 2 when the shards
+  cannot be merged (runs, shards or files that do not belong together), and
+  3 when the merged results cannot be written.
 - ` + "`validate`" + ` exits with 0 when every file is valid (warnings allowed,
   unless ` + "`--strict`" + `), 1 when some file has a problem, and 2 when a
   file cannot be read at all.

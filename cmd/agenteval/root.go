@@ -24,7 +24,7 @@ import (
 
 // Exit codes: scripts and CI depend on them, so they never change.
 const (
-	exitOK        = 0
+	exitOK        = 0 // success: every test passed, every file is valid, or the command did what it was asked
 	exitFailed    = 1 // a test failed, or validate found an invalid file
 	exitUsage     = 2 // a usage or configuration error
 	exitExecution = 3 // a test ended in execution_error
