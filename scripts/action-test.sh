@@ -16,6 +16,7 @@
 #   3. A release whose checksums.txt disagrees is not installed.
 #   4. version: installed, and an eval file that does not exist: exit 2,
 #      and the summary says nothing ran.
+#   5. No files: agenteval is installed, nothing runs, exit 0.
 #
 # Run from .ci/run after its go build, so the source build here reuses the
 # build cache (a link, seconds); on a cold cache case 1 takes minutes.
@@ -123,4 +124,13 @@ runcase installed -with version=installed -with files=no-such-suite.yaml
 want installed "$tmp/installed/summary.md" 'agenteval did not run (exit 2)' "the summary does not say the run failed"
 want installed "$tmp/installed.log" '::error::agenteval: a usage or configuration error' "no error annotation"
 
-echo "action-test: OK, 4 cases in $(($(date +%s) - start))s"
+# 5. Install only.
+runcase install -with version=installed
+[ "$code" -eq 0 ] || { show install; fail "case install: exit $code, want 0"; }
+want install "$tmp/install.log" 'agenteval installed; no files to run' "the last step did not say so"
+want install "$tmp/install.log" 'step 2 (Run the eval files): skipped' "the run step was not skipped"
+want install "$tmp/install.log" 'upload-artifact@v4, not run here (would be skipped)' "the upload was not skipped"
+[ ! -s "$tmp/install/summary.md" ] || { show install; fail "case install: a job summary was written"; }
+want install "$tmp/install.out" '^exit-code=0$' "output exit-code is not 0"
+
+echo "action-test: OK, 5 cases in $(($(date +%s) - start))s"
