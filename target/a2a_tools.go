@@ -37,10 +37,30 @@ func newToolParts(conv *a2aConv) *toolParts {
 // adkFunction is the data of an ADK function_call or function_response
 // part.
 type adkFunction struct {
-	ID       string          `json:"id"`
-	Name     string          `json:"name"`
-	Args     map[string]any  `json:"args"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Args stays raw until it is read, so that the order its nested
+	// objects were written in is kept (KeyOrder), as Ragas compares them.
+	Args     json.RawMessage `json:"args"`
 	Response json.RawMessage `json:"response"`
+}
+
+// toolCall is the call d describes, its arguments decoded with their
+// nested key order. Arguments that are not an object are kept as raw
+// text, with no arguments, as a model's malformed ones are.
+func (d adkFunction) toolCall() agenteval.ToolCall {
+	c := agenteval.ToolCall{ID: d.ID, Name: d.Name, Args: map[string]any{}}
+	if len(d.Args) == 0 || string(d.Args) == "null" {
+		return c
+	}
+	var args map[string]any
+	if err := json.Unmarshal(d.Args, &args); err != nil {
+		c.Args, c.RawArgs = nil, string(d.Args)
+		return c
+	}
+	c.Args = argsOrEmpty(args)
+	c.KeyOrder = agenteval.KeyOrderOf(d.Args)
+	return c
 }
 
 // read takes the tool parts of parts, from a message or an artifact, and
@@ -66,7 +86,7 @@ func (r *toolParts) read(parts []a2aPart, fromArtifact bool) []a2aPart {
 				d.ID = r.conv.newCallID()
 				r.open[d.Name] = append(r.open[d.Name], d.ID)
 			}
-			r.call(agenteval.ToolCall{ID: d.ID, Name: d.Name, Args: argsOrEmpty(d.Args)})
+			r.call(d.toolCall())
 			continue
 		}
 		if d.ID == "" && len(r.open[d.Name]) > 0 {
@@ -90,9 +110,10 @@ func (r *toolParts) first(kind string, d adkFunction, fromArtifact bool) bool {
 	}
 	// Arguments and responses are keyed in a canonical form (sorted
 	// keys), since two sources may write one value differently.
-	var resp any
+	var args, resp any
+	_ = json.Unmarshal(d.Args, &args)
 	_ = json.Unmarshal(d.Response, &resp)
-	body, _ := json.Marshal([]any{d.Args, resp})
+	body, _ := json.Marshal([]any{args, resp})
 	key := kind + "\x00" + d.ID + "\x00" + d.Name + "\x00" + string(body)
 	r.seen[src][key]++
 	if r.seen[src][key] <= r.kept[key] {
