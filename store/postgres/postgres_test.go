@@ -82,7 +82,7 @@ func TestSchema(t *testing.T) {
 		t.Errorf("schema version %d, %v; want %d", v, err, sqlstore.SchemaVersion)
 	}
 	db.QueryRow(`SELECT string_agg(table_name, ',' ORDER BY table_name) FROM information_schema.tables WHERE table_schema = 'agenteval'`).Scan(&tables)
-	if tables != "agenteval_schema,results,run_shards,runs,tags" {
+	if tables != "agenteval_schema,labels,results,run_shards,runs,tags" {
 		t.Errorf("tables in schema agenteval: %s", tables)
 	}
 	// Another schema, named in the URL.

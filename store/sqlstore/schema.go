@@ -100,6 +100,26 @@ var Migrations = []string{
 		duration_ms {{real}} NOT NULL DEFAULT 0,
 		PRIMARY KEY (run_id, shard)
 	);`,
+
+	// v3: human labels of judged criteria (store.Label). A label is keyed
+	// by a hash of its key's fields, since a criterion's text may be
+	// longer than an index entry can hold; the fields are kept readable
+	// beside it.
+	`CREATE TABLE labels (
+		run_id    TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+		label_key TEXT NOT NULL,  -- hex SHA-256 of suite, test_id, target, trial, score, criterion
+		suite     TEXT NOT NULL,
+		test_id   TEXT NOT NULL,
+		target    TEXT NOT NULL,
+		trial     {{int}} NOT NULL,  -- 0: a result without trials
+		score     TEXT NOT NULL,
+		criterion TEXT NOT NULL,
+		human     TEXT NOT NULL,  -- pass or fail
+		note      TEXT NOT NULL,
+		labeller  TEXT NOT NULL,
+		updated   TEXT NOT NULL,
+		PRIMARY KEY (run_id, label_key)
+	);`,
 }
 
 // SchemaVersion is the schema this package writes.

@@ -50,6 +50,7 @@ func Run(t *testing.T, b Backend) {
 		{"Shards", testShards},
 		{"ShardsAgree", testShardsAgree},
 		{"NULInText", testNULInText},
+		{"Labels", testLabels},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := b.Open(t)
