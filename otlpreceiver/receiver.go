@@ -33,8 +33,8 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval/trace"
-	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
@@ -410,16 +410,18 @@ func (r *Receiver) handle(traces bool) http.HandlerFunc {
 			r.refuseBody(w, err, "read body")
 			return
 		}
+		// The export requests are read as TracesData and LogsData, the
+		// same messages on the wire and in JSON: the collector packages
+		// that define the requests bring all of gRPC into the binary.
 		var spans []trace.Span
-		var resp proto.Message
 		if traces {
-			var m coltracepb.ExportTraceServiceRequest
+			var m tracepb.TracesData
 			err = unmarshal(data, isJSON, &m)
-			spans, resp = trace.SpansFromTraces(&m), &coltracepb.ExportTraceServiceResponse{}
+			spans = trace.SpansFromTraces(&m)
 		} else {
-			var m collogspb.ExportLogsServiceRequest
+			var m logspb.LogsData
 			err = unmarshal(data, isJSON, &m)
-			spans, resp = trace.SpansFromLogs(&m), &collogspb.ExportLogsServiceResponse{}
+			spans = trace.SpansFromLogs(&m)
 		}
 		size := int64(len(data))
 		release()
@@ -429,15 +431,16 @@ func (r *Receiver) handle(traces bool) http.HandlerFunc {
 			return
 		}
 		r.add(spans, size)
-		var out []byte
+		// Every span is accepted, so the response is the empty
+		// Export*ServiceResponse (no partial_success): no bytes in
+		// protobuf, an empty object in JSON.
 		if isJSON {
-			out, _ = protojson.Marshal(resp)
 			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte("{}"))
 		} else {
-			out, _ = proto.Marshal(resp)
 			w.Header().Set("Content-Type", "application/x-protobuf")
+			w.WriteHeader(http.StatusOK)
 		}
-		w.Write(out)
 	}
 }
 

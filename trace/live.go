@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/agenteval/agenteval"
-	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
 // Span is one span or event received live (agenteval run --otlp-listen),
@@ -57,8 +57,10 @@ func (s Span) AwaitsContent() bool {
 	return !s.r.fromLogs && s.r.kind == kindLLM && len(s.r.input) == 0 && len(s.r.output) == 0
 }
 
-// SpansFromTraces reduces an OTLP trace export request.
-func SpansFromTraces(req *coltracepb.ExportTraceServiceRequest) []Span {
+// SpansFromTraces reduces an OTLP trace export request, read as TracesData:
+// the two messages are the same on the wire and in JSON (field 1,
+// resourceSpans), and TracesData's package does not bring in gRPC.
+func SpansFromTraces(req *tracepb.TracesData) []Span {
 	var out []Span
 	for _, rs := range req.GetResourceSpans() {
 		res := resInfo{service: toAttrs(rs.GetResource().GetAttributes()).str("service.name")}
@@ -71,9 +73,10 @@ func SpansFromTraces(req *coltracepb.ExportTraceServiceRequest) []Span {
 	return out
 }
 
-// SpansFromLogs reduces an OTLP logs export request; GenAI events become
-// spans of the span they belong to.
-func SpansFromLogs(req *collogspb.ExportLogsServiceRequest) []Span {
+// SpansFromLogs reduces an OTLP logs export request, read as LogsData
+// (the same message, as for SpansFromTraces); GenAI events become spans of
+// the span they belong to.
+func SpansFromLogs(req *logspb.LogsData) []Span {
 	var out []Span
 	for _, rl := range req.GetResourceLogs() {
 		res := resInfo{service: toAttrs(rl.GetResource().GetAttributes()).str("service.name")}

@@ -12,8 +12,6 @@ import (
 	"strings"
 
 	"github.com/agenteval/agenteval"
-	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -464,7 +462,8 @@ func otlpLine(body []byte, line int, keysOnly bool, yield func(*record, error) b
 		return true
 	}
 	if hasSpans {
-		var req coltracepb.ExportTraceServiceRequest
+		// TracesData has the request's fields, without gRPC's packages.
+		var req tracepb.TracesData
 		if err := protoJSON.Unmarshal(body, &req); err != nil {
 			return yield(brokenRecord(lead, "export request", err), nil)
 		}
@@ -480,7 +479,7 @@ func otlpLine(body []byte, line int, keysOnly bool, yield func(*record, error) b
 		}
 	}
 	if hasLogs {
-		var req collogspb.ExportLogsServiceRequest
+		var req logspb.LogsData
 		if err := protoJSON.Unmarshal(body, &req); err != nil {
 			return yield(brokenRecord(lead, "export request", err), nil)
 		}
