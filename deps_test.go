@@ -110,6 +110,8 @@ var rules = map[string]rule{
 	"target":     {may: []string{".", "agent", "mcptools", "suite", "dataset", "provider", "results", "internal/..."}},
 	"run":        {may: []string{".", "suite", "dataset", "grade", "judge", "simulate", "internal/redact"}},
 	"experiment": {may: []string{"."}, ext: []string{"golang.org/x/term"}},
+	// Judge–human agreement: labels set beside the judge's verdicts.
+	"calibrate": {may: []string{".", "store", "internal/suggest"}},
 
 	// The tools of MCP servers as agent tools, over the official SDK.
 	"mcptools": {may: []string{"agent", "internal/proc"}, ext: []string{"github.com/modelcontextprotocol/go-sdk/..."}},
