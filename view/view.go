@@ -1,8 +1,13 @@
-// Package view serves the run store to a browser, read-only: the list of
-// runs, each run as the HTML report agenteval report writes, two runs side
-// by side, and a run in progress followed live through server-sent events.
-// Pages stream from the store, so a large run costs the server little
-// memory.
+// Package view serves the run store to a browser: the list of runs, each
+// run as the HTML report agenteval report writes, two runs side by side,
+// and a run in progress followed live through server-sent events. Pages
+// stream from the store, so a large run costs the server little memory.
+//
+// The one thing it writes is labels: on a run's page a person marks each
+// judged criterion agree or disagree, with a note, and the viewer stores
+// it as a store.Label. A write must come from a page this viewer served
+// in this session: it carries the session token, its Origin is the
+// viewer's own, and its Host a loopback name for the viewer's port.
 //
 // It may import the root package, report, results, compare, store and
 // the standard library.
@@ -14,10 +19,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agenteval/agenteval"
@@ -40,6 +47,16 @@ type Server struct {
 	// from reading the store through DNS rebinding; set it when serving
 	// on an address other than loopback.
 	AllowAnyHost bool
+	// Labeller names who labels through this viewer (git config
+	// user.name, or view --as); it is stored with each label.
+	Labeller string
+	// ReadOnly, when set, says why labels cannot be written (the store
+	// was opened read-only): pages show labels and no buttons.
+	ReadOnly string
+
+	once  sync.Once
+	token string
+	cache indexCache
 }
 
 func (s *Server) poll() time.Duration {
@@ -56,25 +73,39 @@ func (s *Server) stale() time.Duration {
 	return store.StaleAfter
 }
 
-// Handler serves the pages.
+// Handler serves the pages. The first call makes the session token that
+// writes need.
 func (s *Server) Handler() http.Handler {
+	s.once.Do(func() { s.token = newToken() })
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.runsPage)
 	mux.HandleFunc("GET /api/runs", s.runsJSON)
 	mux.HandleFunc("GET /runs/{ref}", s.runPage)
 	mux.HandleFunc("GET /runs/{ref}/events", s.events)
 	mux.HandleFunc("GET /compare", s.comparePage)
+	mux.HandleFunc("GET /api/runs/{ref}/labels", s.runLabels)
+	mux.HandleFunc("POST /api/labels", s.putLabel)
+	mux.HandleFunc("DELETE /api/labels", s.deleteLabel)
 	return s.guard(mux)
 }
 
-// guard makes every response read-only and private: GET and HEAD only, a
-// Host check against DNS rebinding, and headers that keep pages from
-// being framed, sniffed or leaking their address.
+// labelsPath is where labels are written; nothing else takes a write.
+const labelsPath = "/api/labels"
+
+// guard makes every response private and all but labels read-only: GET
+// and HEAD only, but for labels (which checkWrite guards further), a Host
+// check against DNS rebinding, and headers that keep pages from being
+// framed, sniffed or leaking their address.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "the viewer is read-only", http.StatusMethodNotAllowed)
+		write := r.URL.Path == labelsPath && (r.Method == http.MethodPost || r.Method == http.MethodDelete)
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && !write {
+			allow := "GET, HEAD"
+			if r.URL.Path == labelsPath {
+				allow = "POST, DELETE"
+			}
+			w.Header().Set("Allow", allow)
+			http.Error(w, "the viewer is read-only but for labels (POST or DELETE "+labelsPath+")", http.StatusMethodNotAllowed)
 			return
 		}
 		if !s.AllowAnyHost && !loopbackHost(r.Host) {
@@ -175,9 +206,18 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	// A store that keeps labels gets them on the page: the labelling
+	// script is added to the report's.
+	var out io.Writer = w
+	var lp *labelPage
+	if s.labels() != nil {
+		lp = newLabelPage(w)
+		out = lp
+		w.Header().Set("Content-Security-Policy", labelCSP())
+	}
 	// The page carries the results stored so far; a live page then asks
 	// for those after the last one it has.
-	hw := report.NewHTML(w, report.HTMLOptions{Home: "/"})
+	hw := report.NewHTML(out, report.HTMLOptions{Home: "/"})
 	sum, last, err := writeRun(ctx, s.Store, hw, run)
 	if err != nil {
 		return // the client went away, or the store failed mid-page
@@ -185,7 +225,22 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	if s.live(run) {
 		hw.SetLive(fmt.Sprintf("/runs/%s/events?after=%d", run.ID, last))
 	}
-	hw.Close(sum)
+	if hw.Close(sum) != nil || lp == nil {
+		return
+	}
+	lp.Finish(s.pageFacts(run.ID))
+}
+
+// pageFacts is what a run's page knows for labelling: the run, who
+// labels, and the token when labels can be written here, or why not.
+func (s *Server) pageFacts(runID string) map[string]any {
+	facts := map[string]any{"run_id": runID, "labeller": s.Labeller}
+	if ok, why := s.writable(); ok {
+		facts["token"] = s.token
+	} else {
+		facts["read_only"] = why
+	}
+	return facts
 }
 
 // writeRun streams a run's results into an HTML page, and returns their
