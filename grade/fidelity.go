@@ -82,6 +82,7 @@ func userFidelity(ctx context.Context, j *judge.Judge, in *agenteval.GradeInput)
 		}
 		o.Assertions = append(o.Assertions, a)
 	}
+	recordVotes(&o, ds)
 	o.Score = fraction(passed, len(ds))
 	if len(failed) == 0 {
 		o.Reason = "the simulated user kept to its instruction and persona"

@@ -344,6 +344,7 @@ func conversationGrader(name, doc, criterion string) *Definition {
 			}
 			o.Reason = d.Reason
 			o.Assertions = []agenteval.Assertion{{Text: criterion, Passed: d.Passed, Evidence: d.Evidence()}}
+			recordVotes(&o, ds)
 			return o, nil
 		}, nil
 	})
@@ -398,6 +399,7 @@ func newRelevance(cfg RelevanceOptions, env Env) (Func, error) {
 			}
 			o.Assertions = append(o.Assertions, agenteval.Assertion{Text: d.Criterion.Text, Passed: d.Passed, Evidence: d.Reason})
 		}
+		recordVotes(&o, ds)
 		o.Score = float64(relevant) / float64(len(ds))
 		o.Reason = fmt.Sprintf("%d of %d replies relevant (window of %d turns)", relevant, len(ds), cfg.WindowSize)
 		return o, nil

@@ -323,6 +323,7 @@ func gradeChecklist(ctx context.Context, j *judge.Judge, in *agenteval.GradeInpu
 	if total > 0 {
 		o.Score = sum / total
 	}
+	recordVotes(&o, ds)
 	o.Reason = fmt.Sprintf("%d of %d criteria met", passed, len(ds))
 	if len(failedRequired) > 0 {
 		o.Fail = true

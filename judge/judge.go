@@ -212,6 +212,9 @@ type Decision struct {
 	Reason    string
 	// Votes is "k/n" when several samples voted.
 	Votes string
+	// PassVotes of Samples samples voted pass; Samples counts those that
+	// answered, 1 without a vote (see VotesOf).
+	PassVotes, Samples int
 }
 
 // Evidence is the judge's reason, with the vote when several samples
@@ -309,7 +312,7 @@ func (j *Judge) Decide(ctx context.Context, promptName string, data map[string]a
 				noReason = reason
 			}
 		}
-		d := Decision{Criterion: c, Passed: yes*2 > len(ok)}
+		d := Decision{Criterion: c, Passed: yes*2 > len(ok), PassVotes: yes, Samples: len(ok)}
 		d.Reason = noReason
 		if d.Passed {
 			d.Reason = yesReason
