@@ -100,6 +100,9 @@ func (s *DB) putLabels(ctx context.Context, ls []store.Label) error {
 
 // RunLabels lists a run's labels.
 func (s *DB) RunLabels(ctx context.Context, runID string) ([]store.Label, error) {
+	if s.version < labelsFrom {
+		return nil, nil // an older store opened read-only: no labels yet
+	}
 	rows, err := s.query(ctx, `SELECT suite, test_id, target, trial, score, criterion, human, note, labeller, updated
 		FROM labels WHERE run_id = ?`, runID)
 	if err != nil {

@@ -125,6 +125,15 @@ var Migrations = []string{
 // SchemaVersion is the schema this package writes.
 var SchemaVersion = len(Migrations)
 
+// ReadableFrom is the oldest schema a read-only store reads without an
+// update: the steps after it only added tables that a reader finds empty
+// (v3's labels), so runs stay readable after agenteval is upgraded until
+// a command that records runs updates the store.
+const ReadableFrom = 2
+
+// labelsFrom is the first schema with the labels table.
+const labelsFrom = 3
+
 // migrate brings the schema up to date. The dialect's lock is held from
 // the second look at the version to the last step, so two processes
 // opening a new store at once do not both build it.

@@ -45,6 +45,9 @@ type DB struct {
 	d        *Dialect
 	name     string
 	readOnly bool
+	// version is the schema's: older than SchemaVersion only for a store
+	// opened read-only (see ReadableFrom).
+	version int
 
 	insert *sql.Stmt // prepared once: most writes are results
 
@@ -70,6 +73,7 @@ func New(ctx context.Context, db *sql.DB, d *Dialect, opt Options) (*DB, error) 
 		db.Close()
 		return nil, err
 	}
+	version := SchemaVersion
 	if opt.ReadOnly {
 		conn, err := db.Conn(ctx)
 		if err != nil {
@@ -84,13 +88,14 @@ func New(ctx context.Context, db *sql.DB, d *Dialect, opt Options) (*DB, error) 
 			return fail(fmt.Errorf("%s: %w", opt.Name, ErrNoSchema))
 		case v > SchemaVersion:
 			return fail(newerSchema(opt.Name, v))
-		case v < SchemaVersion:
+		case v < ReadableFrom:
 			return fail(fmt.Errorf("%s has schema v%d; any agenteval command that records runs updates it to v%d", opt.Name, v, SchemaVersion))
 		}
+		version = v
 	} else if err := migrate(ctx, db, d, opt.Name); err != nil {
 		return fail(err)
 	}
-	s := &DB{db: db, d: d, name: opt.Name, readOnly: opt.ReadOnly, asyncErr: map[string]error{}}
+	s := &DB{db: db, d: d, name: opt.Name, readOnly: opt.ReadOnly, asyncErr: map[string]error{}, version: version}
 	if !opt.ReadOnly {
 		var err error
 		if s.insert, err = db.PrepareContext(ctx, d.rebind(d.UpsertResult)); err != nil {
