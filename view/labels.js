@@ -242,7 +242,7 @@
     if (!token) {
       [agree, disagree, save, note].forEach(function (x) { x.disabled = true; x.title = "read-only: " + why; });
     }
-    r.appendChild(el("span", "lbl-q", "judge:"));
+    r.appendChild(el("span", "lbl-q", "with the judge:"));
     r.appendChild(agree);
     r.appendChild(disagree);
     r.appendChild(note);

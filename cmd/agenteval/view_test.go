@@ -43,7 +43,7 @@ func TestViewStoreOnlyInProjects(t *testing.T) {
 			// A cancelled context: view returns as soon as it listens.
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			err := runView(ctx, newEnv(strings.NewReader(""), &out, &errs), "127.0.0.1", 0)
+			err := runView(ctx, newEnv(strings.NewReader(""), &out, &errs), viewOptions{host: "127.0.0.1"})
 			_, statErr := os.Stat(filepath.Join(dir, ".agenteval", "agenteval.db"))
 			if tc.project {
 				if err != nil || statErr != nil {
