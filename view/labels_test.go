@@ -229,7 +229,10 @@ func TestViewLabelRefused(t *testing.T) {
 		{"no Origin", "POST", f.body(), header("Origin", ""), 403, "needs the Origin header"},
 		{"cross-site fetch", "POST", f.body(), header("Sec-Fetch-Site", "cross-site"), 403, `another site (Sec-Fetch-Site "cross-site")`},
 		{"same-site fetch", "POST", f.body(), header("Sec-Fetch-Site", "same-site"), 403, "another site"},
-		{"foreign Host", "POST", f.body(), func(r *http.Request) { r.Host = "evil.example:" + port; r.Header.Set("Origin", "http://evil.example:"+port) }, 403, "answers only to localhost and 127.0.0.1"},
+		{"foreign Host", "POST", f.body(), func(r *http.Request) {
+			r.Host = "evil.example:" + port
+			r.Header.Set("Origin", "http://evil.example:"+port)
+		}, 403, "answers only to localhost and 127.0.0.1"},
 		{"loopback Host of another port", "POST", f.body(), func(r *http.Request) { r.Host = "localhost:1"; r.Header.Set("Origin", "http://localhost:1") }, 403, `Host "localhost:1" is not`},
 		{"bad JSON", "POST", `{"run_id": "` + labelRun + `", `, nil, 400, "bad JSON in the label"},
 		{"two objects", "POST", `{"run_id":"x"} {}`, nil, 400, "one object is expected"},
