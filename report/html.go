@@ -10,22 +10,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/results"
 )
 
-//go:embed html/page.tmpl html/report.css html/report.js
+//go:embed html/report.css html/report.js
 var htmlFiles embed.FS
 
 var (
-	pageTemplate = template.Must(template.ParseFS(htmlFiles, "html/page.tmpl"))
-	reportCSS    = mustRead("html/report.css")
-	reportJS     = mustRead("html/report.js")
+	reportCSS = mustRead("html/report.css")
+	reportJS  = mustRead("html/report.js")
 	// The page allows its own style and script, by hash, and nothing
 	// else: no network, and no script that found its way into the page
 	// could run even if escaping failed.
@@ -43,6 +42,83 @@ func mustRead(name string) string {
 func cspHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// writeHead writes a page up to its data: the policy, the title and the
+// style. The page is put together in Go rather than by html/template: any
+// template execution in a program keeps every exported method of every
+// type in its binary (the linker cannot tell which ones a template calls),
+// and the CLI's binary was a third larger for it. The style and the script
+// are the package's own files, written as they are.
+func writeHead(w io.Writer, title string) error {
+	_, err := io.WriteString(w, `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+`+MetaCSP(CSP())+`
+<meta name="referrer" content="no-referrer">
+<meta name="generator" content="agenteval">
+<title>`+escapeHTML(title)+`</title>
+<style>`+reportCSS+`</style>
+</head>
+<body>
+<div id="app"><p class="loading">Loading the report…</p><noscript><p class="loading">This report needs JavaScript to show the results; the results are also in the JSONL file it was made from.</p></noscript></div>
+`)
+	return err
+}
+
+// writeTail ends a page with its script.
+func writeTail(w io.Writer) error {
+	_, err := io.WriteString(w, "<script>"+reportJS+"</script>\n</body>\n</html>\n")
+	return err
+}
+
+// MetaCSP is the element by which a page states its Content-Security-Policy,
+// as report pages write it; the viewer finds and widens it.
+func MetaCSP(policy string) string {
+	return `<meta http-equiv="Content-Security-Policy" content="` + escapeHTML(policy) + `">`
+}
+
+// escapeHTML escapes text for an element's content or a quoted attribute's
+// value as html/template does there, byte for byte, so that pages read the
+// same as when a template wrote them: the five markup characters, and "+"
+// and NUL, whose replacement is U+FFFD.
+func escapeHTML(s string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		var repl string
+		switch s[i] {
+		case 0:
+			repl = string(utf8.RuneError)
+		case '"':
+			repl = "&#34;"
+		case '&':
+			repl = "&amp;"
+		case '\'':
+			repl = "&#39;"
+		case '+':
+			repl = "&#43;"
+		case '<':
+			repl = "&lt;"
+		case '>':
+			repl = "&gt;"
+		default:
+			continue
+		}
+		if last == 0 {
+			b.Grow(len(s) + 16)
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(repl)
+		last = i + 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // CSP is the Content-Security-Policy of report pages; the viewer sends it
@@ -157,9 +233,7 @@ func (h *HTMLWriter) Start(hdr *results.Header) error {
 		if title == "" {
 			title = "results"
 		}
-		if err := pageTemplate.ExecuteTemplate(h.bw, "head", map[string]any{
-			"Title": "agenteval · " + title, "CSP": CSP(), "CSS": template.CSS(reportCSS),
-		}); err != nil {
+		if err := writeHead(h.bw, "agenteval · "+title); err != nil {
 			return h.fail(fmt.Errorf("html report: %w", err))
 		}
 	}
@@ -253,9 +327,7 @@ func (h *HTMLWriter) SetLive(url string) { h.opt.Live = url }
 // two to compare.
 func WriteRunsPage(w io.Writer, runs any) error {
 	bw := bufio.NewWriter(w)
-	if err := pageTemplate.ExecuteTemplate(bw, "head", map[string]any{
-		"Title": "agenteval · runs", "CSP": CSP(), "CSS": template.CSS(reportCSS),
-	}); err != nil {
+	if err := writeHead(bw, "agenteval · runs"); err != nil {
 		return err
 	}
 	b, err := json.Marshal(map[string]any{"mode": "runs", "runs_list": runs})
@@ -265,7 +337,7 @@ func WriteRunsPage(w io.Writer, runs any) error {
 	bw.WriteString(`<script type="application/json" id="meta">`)
 	bw.Write(b)
 	bw.WriteString("</script>\n")
-	if err := pageTemplate.ExecuteTemplate(bw, "tail", map[string]any{"JS": template.JS(reportJS)}); err != nil {
+	if err := writeTail(bw); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -344,7 +416,7 @@ func (h *HTMLWriter) Close(sum *results.Summary) error {
 		enc.Close()
 		h.bw.WriteString("</script>\n")
 	}
-	if err := pageTemplate.ExecuteTemplate(h.bw, "tail", map[string]any{"JS": template.JS(reportJS)}); err != nil {
+	if err := writeTail(h.bw); err != nil {
 		return h.fail(fmt.Errorf("html report: %w", err))
 	}
 	return h.fail(h.bw.Flush())
