@@ -143,3 +143,98 @@ func TestRetryAndAuth(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// The reply's thoughts are left out of its text but counted in its output
+// tokens; a call's nested arguments keep the order they were written in.
+func TestThoughtsAndCalls(t *testing.T) {
+	f := newFake(t, func(n int, body map[string]any, w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"candidates":[{"content":{"role":"model","parts":[
+			{"text":"let me think","thought":true},{"text":"Hello, "},{"text":"world."},
+			{"functionCall":{"id":"c9","name":"book","args":{"trip":{"to":"Rome","from":"Paris"}}}},
+			{"functionCall":{"name":"noop"}}]},"finishReason":"STOP"}],
+			"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":5,"thoughtsTokenCount":3},"modelVersion":"gemini-x-001"}`)
+	})
+	resp, err := open(t, f.URL).Generate(context.Background(), &agenteval.ModelRequest{Messages: agenteval.Conversation{{Role: agenteval.RoleUser, Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != "Hello, world." || resp.Model != "gemini-x-001" || resp.FinishReason != "STOP" {
+		t.Errorf("resp = %+v", resp)
+	}
+	if resp.Usage.InputTokens != 10 || resp.Usage.OutputTokens != 8 {
+		t.Errorf("usage = %+v", resp.Usage)
+	}
+	calls := resp.Message.ToolCalls
+	if len(calls) != 2 || calls[0].ID != "c9" || calls[0].Args["trip"].(map[string]any)["to"] != "Rome" || calls[1].Name != "noop" || calls[1].Args == nil {
+		t.Fatalf("calls = %+v", calls)
+	}
+	if got := strings.Join(calls[0].KeyOrder["/trip"], ","); got != "to,from" {
+		t.Errorf("key order of /trip = %q", got)
+	}
+}
+
+// A model name may be a bare name or a resource name; the call's path is
+// the API's either way, and a call with no arguments sends none.
+func TestModelPathAndEmptyArgs(t *testing.T) {
+	f := newFake(t, func(n int, body map[string]any, w http.ResponseWriter) {
+		answer(w, []map[string]any{{"text": "ok"}})
+	})
+	conv := agenteval.Conversation{
+		{Role: agenteval.RoleUser, Content: "go"},
+		{Role: agenteval.RoleAssistant, ToolCalls: []agenteval.ToolCall{{ID: "a", Name: "start"}}},
+		{Role: agenteval.RoleTool, ToolCallID: "a", Content: "started"},
+	}
+	for _, name := range []string{"models/gemini-2.5-pro", "tunedModels/mine-1"} {
+		m, err := provider.Open(provider.Config{Provider: "gemini", Model: name, BaseURL: f.URL + "/", APIKey: "k", APIKeyEnv: "GEMINI_API_KEY", Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Generate(context.Background(), &agenteval.ModelRequest{Messages: conv}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f.paths[0] != "/v1beta/models/gemini-2.5-pro:generateContent" || f.paths[1] != "/v1beta/tunedModels/mine-1:generateContent" {
+		t.Errorf("paths = %v", f.paths)
+	}
+	call := f.bodies[0]["contents"].([]any)[1].(map[string]any)["parts"].([]any)[0].(map[string]any)["functionCall"].(map[string]any)
+	if _, ok := call["args"]; ok || call["name"] != "start" || call["id"] != "a" {
+		t.Errorf("functionCall = %v", call)
+	}
+	if sys := f.bodies[0]["systemInstruction"]; sys != nil {
+		t.Errorf("systemInstruction = %v, want none", sys)
+	}
+}
+
+// Errors say what the API said: its status and message, or the first line
+// of a body that is not its error object. No answer is an error too.
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{400, `{"error":{"code":400,"message":"* GenerateContentRequest.contents: contents is not specified","status":"INVALID_ARGUMENT"}}`,
+			"HTTP 400: Gemini API: INVALID_ARGUMENT: * GenerateContentRequest.contents: contents is not specified"},
+		{404, `{"error":{"code":404,"message":"models/nope is not found","status":"NOT_FOUND"}}`,
+			`model or endpoint not found (HTTP 404); check the model name "gemini-2.0-flash" and the base URL: Gemini API: NOT_FOUND: models/nope is not found`},
+		{502, "upstream connect error\nmore", "server error (HTTP 502): Gemini API: upstream connect error"},
+		{200, `{"candidates":[],"promptFeedback":{"blockReason":"SAFETY"}}`, "Gemini returned no answer (prompt blocked: SAFETY)"},
+		{200, `{}`, "Gemini returned no answer (no candidates)"},
+		{200, `{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":[1]}}]}}]}`, "its args are not a JSON object"},
+	} {
+		f := newFake(t, func(n int, body map[string]any, w http.ResponseWriter) {
+			w.WriteHeader(tc.status)
+			io.WriteString(w, tc.body)
+		})
+		m, err := provider.Open(provider.Config{Provider: "gemini", Model: "gemini-2.0-flash", BaseURL: f.URL, APIKey: "k", APIKeyEnv: "GEMINI_API_KEY",
+			RetryWait: time.Millisecond, Timeout: 2 * time.Second, MaxRetries: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = m.Generate(context.Background(), &agenteval.ModelRequest{Messages: agenteval.Conversation{{Role: agenteval.RoleUser, Content: "hi"}}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%d %s:\n err = %v\nwant %q", tc.status, tc.body, err, tc.want)
+		}
+	}
+}
