@@ -24,7 +24,7 @@ type Header struct {
 	RunID            string    `json:"run_id"`
 	AgentevalVersion string    `json:"agenteval_version"`
 	Started          time.Time `json:"started"`
-	// Command is the subcommand that ran: run or score.
+	// Command is the subcommand that ran: run, score or regrade.
 	Command   string      `json:"command,omitempty"`
 	Suites    []SuiteFile `json:"suites"`
 	Target    string      `json:"target,omitempty"`
@@ -40,6 +40,9 @@ type Header struct {
 	Shard *Shard `json:"shard,omitempty"`
 	// Shards is how many shards a merged run was made of.
 	Shards int `json:"shards,omitempty"`
+	// RegradedFrom is the run whose recorded transcripts this run (command
+	// regrade) graded again, without calling the agent.
+	RegradedFrom string `json:"regraded_from,omitempty"`
 }
 
 // Shard says which part of a run a results file holds.
