@@ -197,6 +197,9 @@ func showRun(cmd *cobra.Command, e *env, src *source, format string) error {
 		if h.Judge != "" {
 			line += " · judge " + h.Judge
 		}
+		if h.RegradedFrom != "" {
+			line += " · regraded from " + h.RegradedFrom
+		}
 		if h.Git != nil {
 			c := h.Git.Commit
 			if len(c) > 10 {
