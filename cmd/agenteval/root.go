@@ -211,11 +211,28 @@ Test agents written in Go inside go test: see the evaltest package.
 Exit codes: 0 all passed or valid; 1 a test failed or a file is invalid;
 2 usage or configuration error; 3 a test ended in execution_error.
 Shell completion: agenteval completion bash|zsh|fish|powershell --help.`,
-		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetVersionTemplate("{{.Version}}\n")
+	// --version prints what the version command prints. Cobra would print
+	// it through text/template, and a template run anywhere keeps every
+	// exported method of every type in the binary (the linker cannot tell
+	// which ones a template calls). So the flag is declared here as cobra
+	// would declare it, and answered by the root's help function, which
+	// cobra calls when a command with nothing to run is given no command.
+	root.Flags().BoolP("version", "v", false, "version for agenteval")
+	_ = root.Flags().SetAnnotation("version", cobra.FlagSetByCobraAnnotation, []string{"true"})
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c == root {
+			helpVal, _ := c.Flags().GetBool("help")
+			if v, _ := c.Flags().GetBool("version"); v && !helpVal {
+				fmt.Fprintln(c.OutOrStdout(), versionString())
+				return
+			}
+		}
+		help(c, args)
+	})
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
