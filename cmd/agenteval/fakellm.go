@@ -15,7 +15,9 @@ import (
 // loopback.
 func newFakeLLMCmd(e *env) *cobra.Command {
 	var addr string
-	var latency time.Duration
+	var latency, window time.Duration
+	var rpm, tpm int
+	var statsPath string
 	var structure, callTools bool
 	var script, logPath, tag string
 	var evidence, judgeModels []string
@@ -56,6 +58,16 @@ response_format and schema name, status and the reply. A request's tag
 is its X-Fakellm-Tag header, or TAG when the client's base URL is
 http://ADDR/t/TAG/v1, or else --tag.
 
+With --rpm N and --tpm N it limits requests and tokens per minute as
+OpenAI does: a request over the limit gets 429 with Retry-After, and every
+answer carries x-ratelimit-limit-requests, -remaining- and -reset- (and
+the -tokens trio) and Anthropic's anthropic-ratelimit-* headers, so a
+client can pace itself. Each limit is a bucket refilled continuously that
+holds --rate-window's share of the minute's limit (default 1s: 600 a
+minute is 10 at once); a request's tokens are its prompt's estimate.
+With --stats FILE it appends one line a second: seconds since the start,
+requests started, answered, answered 429 by the limit, and in flight.
+
 It stands in for a model's protocol, not its judgement: every criterion
 passes unless a script or --check-structure says otherwise, and a simulated
 user gets the same short text each turn. Point agenteval at it with:
@@ -83,6 +95,13 @@ user gets the same short text each turn. Point agenteval at it with:
 				}
 			}
 			opts := fakellm.Options{Latency: latency, CallTools: callTools, NoLog: true, Tag: tag}
+			if rpm < 0 || tpm < 0 {
+				ln.Close()
+				return usageErr("--rpm and --tpm are limits per minute: 0 (none) or more")
+			}
+			if rpm > 0 || tpm > 0 {
+				opts.RateLimit = &fakellm.RateLimit{RequestsPerMinute: rpm, TokensPerMinute: tpm, Window: window}
+			}
 			var logf *os.File
 			if logPath != "" {
 				// Unbuffered: each line is one write, so the log is whole
@@ -101,10 +120,24 @@ user gets the same short text each turn. Point agenteval at it with:
 			if structure {
 				s.Add(&fakellm.Rule{Match: func(r *fakellm.Request) bool { return r.SchemaName() != "" }, Reply: fakellm.StructureJudge(evidence...)})
 			}
+			stopStats := func() error { return nil }
+			if statsPath != "" {
+				if stopStats, err = writeFakeStats(s, statsPath); err != nil {
+					s.Close()
+					return usageErr("--stats: %v", err)
+				}
+			}
 			fmt.Fprintf(e.stdout, "fake OpenAI-compatible server at %s\nexport OPENAI_BASE_URL=%s\n", s.URL, s.URL)
 			<-cmd.Context().Done()
 			s.Close()
-			fmt.Fprintf(e.stderr, "served %d requests\n", s.Calls())
+			fmt.Fprintf(e.stderr, "served %d requests", s.Calls())
+			if n := s.Stats().Limited; opts.RateLimit != nil {
+				fmt.Fprintf(e.stderr, ", %d answered 429 by the rate limit", n)
+			}
+			fmt.Fprintln(e.stderr)
+			if err := stopStats(); err != nil {
+				return fmt.Errorf("--stats %s: %w", statsPath, err)
+			}
 			if logf != nil {
 				if err := logf.Close(); err != nil {
 					return fmt.Errorf("--log %s: %w", logPath, err)
@@ -121,6 +154,54 @@ user gets the same short text each turn. Point agenteval at it with:
 	cmd.Flags().StringVar(&logPath, "log", "", "append one JSON line per request (what was asked and answered) to this file")
 	cmd.Flags().StringVar(&tag, "tag", "", "with --log: the tag of requests that carry none (no X-Fakellm-Tag header, no /t/TAG/ path)")
 	cmd.Flags().StringArrayVar(&judgeModels, "judge-model", nil, "answer requests for this model as a judge that passes everything, plain-text ones with the JSON verdict their prompt asks for (repeatable)")
+	cmd.Flags().IntVar(&rpm, "rpm", 0, "limit requests per minute as OpenAI does: 429 with Retry-After above it, x-ratelimit-* headers on every answer (0: no limit)")
+	cmd.Flags().IntVar(&tpm, "tpm", 0, "limit tokens per minute (a request's prompt estimate), as --rpm does requests (0: no limit)")
+	cmd.Flags().DurationVar(&window, "rate-window", time.Second, "with --rpm or --tpm: the share of a minute's limit that may come at once")
+	cmd.Flags().StringVar(&statsPath, "stats", "", "append one line a second to this file: seconds, requests started, answered, answered 429, in flight")
 	cmd.Flags().StringArrayVar(&evidence, "evidence", nil, "with --check-structure: text that must appear only inside a prompt's blocks (repeatable)")
 	return cmd
+}
+
+// writeFakeStats appends the fake's counts to path once a second, until
+// the returned stop is called; stop writes a last line and closes the
+// file.
+func writeFakeStats(s *fakellm.Server, path string) (func() error, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	begin := time.Now()
+	line := func() error {
+		st := s.Stats()
+		_, err := fmt.Fprintf(f, "%.1f %d %d %d %d\n", time.Since(begin).Seconds(), st.Started, st.Answered, st.Limited, st.InFlight())
+		return err
+	}
+	done, stopped := make(chan struct{}), make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		var werr error
+		for {
+			select {
+			case <-tick.C:
+				if err := line(); err != nil && werr == nil {
+					werr = err
+				}
+			case <-done:
+				if err := line(); err != nil && werr == nil {
+					werr = err
+				}
+				stopped <- werr
+				return
+			}
+		}
+	}()
+	return func() error {
+		close(done)
+		err := <-stopped
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}, nil
 }

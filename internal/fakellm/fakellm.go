@@ -7,7 +7,10 @@
 // Responses come from scripted rules, matched per request, or from defaults:
 // a structured-output request gets JSON generated from its schema. Rules can
 // also inject faults (429 with Retry-After, 500, 401, a body that is not
-// JSON, a hang), and every request is logged for assertions. StructureJudge
+// JSON, a hang), and every request is logged for assertions. A
+// rate-limit mode (Options.RateLimit, ratelimit.go) limits requests and
+// tokens per minute as OpenAI does, with its 429s and x-ratelimit-*
+// headers, and Stats counts the requests in flight. StructureJudge
 // (structure.go) answers judge requests only while the prompt keeps its
 // quoted material inside its nonce-tagged blocks, so that any prompt that
 // lets an agent's text out fails a test.
@@ -231,6 +234,9 @@ type Options struct {
 	// Tag tags the Log's entries of requests that carry no tag of their
 	// own (see TagHeader).
 	Tag string
+	// RateLimit, when set, limits requests and tokens per minute as a
+	// provider does (ratelimit.go).
+	RateLimit *RateLimit
 }
 
 // Server is a running fake. Its zero value is not usable; call Start.
@@ -254,6 +260,10 @@ type Server struct {
 	late atomic.Int64
 	// stored holds the Responses API's stored responses.
 	stored responseStore
+	// rl is the rate-limit mode's state, nil without it; counters are
+	// the Stats.
+	rl *rateLimiter
+	counters
 }
 
 // Start starts a server on 127.0.0.1 on a free port.
@@ -268,6 +278,9 @@ func Start(opts Options) (*Server, error) {
 // Serve runs a server on ln, which should be a loopback listener.
 func Serve(ln net.Listener, opts Options) *Server {
 	s := &Server{opts: opts, ln: ln, stop: make(chan struct{})}
+	if opts.RateLimit != nil {
+		s.rl = newRateLimiter(*opts.RateLimit, time.Now)
+	}
 	if opts.Log != nil {
 		s.rlog = &reqLog{w: opts.Log}
 	}
@@ -369,6 +382,8 @@ type apiErr struct {
 // with answer. Both APIs share it, so rules, faults and the log work the
 // same for each.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, req *Request, reject *apiErr, answer func(http.ResponseWriter, *Request, Reply, *LogEntry)) {
+	s.started.Add(1)
+	defer s.answered.Add(1)
 	if !s.opts.NoLog {
 		req.Header = r.Header.Clone()
 		s.mu.Lock()
@@ -402,6 +417,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, req *Request, rej
 			s.flushLog(le)
 		}
 		writeErrorShape(w, *reject)
+		return
+	}
+	if !s.limit(w, req, fail) {
 		return
 	}
 	reply := s.pick(req)
