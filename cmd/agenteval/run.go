@@ -98,11 +98,11 @@ quoted glob such as 'evals/*.eval.yaml' is expanded the same way.`
 	fl.BoolVar(&f.opt.Strict, "strict", false, "make every warning about an eval file an error")
 	fl.StringVar(&f.opt.Config, "config", "", "project file with shared targets, tools, judge, simulator and defaults (default: the nearest agenteval.yaml at or above each eval file)")
 	fl.StringVar(&f.judge.models.Simulator, "simulator", "", "model that plays simulated users (user: in a test), as provider:model (default: the judge)")
-	fl.IntVarP(&f.opt.Jobs, "jobs", "j", 0, "conversations at once (default 4 per CPU)")
+	fl.IntVarP(&f.opt.Jobs, "jobs", "j", 0, "agent conversations in flight (default 4 per CPU): a conversation frees its slot when its last agent call returns, and its grading finishes beside the next one")
 	fl.IntVar(&f.opt.Trials, "trials", 0, "run every test this many times (overrides the suite)")
 	fl.StringVar(&f.opt.Filter, "filter", "", "run only tests whose id matches this glob")
 	fl.StringArrayVar(&f.testIDs, "test-id", nil, "run only tests whose id matches this glob (repeatable: any of them), as AgentV's --test-id")
-	fl.IntVar(&f.workers, "workers", 0, "AgentV's spelling of -j: conversations at once (AgentV runs eval files one after another; agenteval runs them side by side)")
+	fl.IntVar(&f.workers, "workers", 0, "AgentV's spelling of -j: agent conversations in flight (AgentV runs eval files one after another; agenteval runs them side by side)")
 	fl.Float64Var(&f.threshold, "threshold", -1, "pass mark for every test, from 0 to 1 (overrides the suite's, whose default is 0.8)")
 	fl.Lookup("threshold").DefValue = "0" // -1 means unset; "0" is shown as no default
 	fl.StringVarP(&f.opt.Output, "output", "o", "", "write results (JSONL) to this file, replacing it (--resume appends to the file it continues); a folder (one that exists, or a path ending in /) gets index.jsonl, as AgentV's -o DIR")
