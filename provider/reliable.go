@@ -52,6 +52,9 @@ type reliable struct {
 	raw agenteval.Model
 	sem chan struct{}
 	lim *rate.Limiter
+	// gov paces the account's calls by the limits its answers state
+	// (adaptive.go).
+	gov *governor
 
 	mu    sync.Mutex
 	fatal *Error // once credentials fail, every later call fails at once
@@ -78,7 +81,7 @@ func newReliable(cfg Config, raw agenteval.Model) *reliable {
 		sem = make(chan struct{}, cfg.Concurrency)
 		sems[semKey] = sem
 	}
-	r := &reliable{cfg: cfg, raw: raw, sem: sem}
+	r := &reliable{cfg: cfg, raw: raw, sem: sem, gov: governorFor(cfg)}
 	if cfg.RequestsPerMinute > 0 {
 		lim, ok := limiters[key]
 		if !ok {
@@ -132,7 +135,9 @@ func (r *reliable) generate(ctx context.Context, req *agenteval.ModelRequest, cl
 	bo.Reset()
 	spec := r.cfg.String()
 	var last *Error // the previous attempt's failure
-	for attempt := 1; ; attempt++ {
+	// failures counts the failed attempts that MaxRetries bounds: all but
+	// rate limits, which only slow a call down (see rateLimited).
+	for failures := 0; ; {
 		resp, class, err := r.attempt(ctx, req, clock)
 		if err == nil {
 			return resp, nil
@@ -144,6 +149,18 @@ func (r *reliable) generate(ctx context.Context, req *agenteval.ModelRequest, cl
 			return nil, r.budgetError(spec, class, last, clock)
 		}
 		e := &Error{Spec: spec, Status: class.status, Attempts: clock.attempts, Msg: Redact(class.describe(err, r.cfg))}
+		if class.rateOut {
+			return nil, e
+		}
+		if class.rateLimited {
+			if err := r.waitOutRateLimit(ctx, class, e, bo, clock); err != nil {
+				return nil, err
+			}
+			last = e
+			continue
+		}
+		failures++
+		attempt := failures
 		// Nothing listens at the endpoint: after one more try (a server
 		// may be starting), every later call would fail the same way.
 		if class.refused && attempt >= 2 {
@@ -181,6 +198,34 @@ func (r *reliable) generate(ctx context.Context, req *agenteval.ModelRequest, cl
 	}
 }
 
+// waitOutRateLimit waits before the next attempt after a rate limit's
+// 429: the governor holds and paces the next attempt by itself when the
+// provider said when to come back or states its rate; else the call
+// backs off. The wait grows the call budget rather than spending it, and
+// all of a call's waits for the rate limit are bounded by maxRateWait.
+func (r *reliable) waitOutRateLimit(ctx context.Context, class errClass, e *Error, bo *backoff.ExponentialBackOff, clock *callClock) error {
+	left := maxRateWait - clock.rateWaited
+	if class.retryAfter >= left {
+		e.Msg += fmt.Sprintf("; gave up: the server asked to wait %s, and a call waits at most %s in all for the rate limit",
+			class.retryAfter.Round(time.Millisecond), maxRateWait)
+		return e
+	}
+	if class.held {
+		return nil
+	}
+	wait := min(bo.NextBackOff(), left)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return &Error{Spec: e.Spec, Attempts: clock.attempts, Msg: "cancelled while waiting out the rate limit: " + e.Msg}
+	case <-t.C:
+	}
+	clock.rateWait(wait)
+	r.gov.waited(wait)
+	return nil
+}
+
 // callClock is one call's budget (--call-budget). It starts when the
 // first attempt begins, after its wait for the concurrency limit and the
 // rate limit: time queued behind other calls is not the call's own.
@@ -190,8 +235,22 @@ type callClock struct {
 	deadline time.Time
 	// waited is time spent on backoff, Retry-After and the rate limit.
 	waited time.Duration
+	// rateWaited is the part of waited spent on a provider's rate limit
+	// (its governor's holds and pace, and backing off its 429s): it moves
+	// the deadline on, as a rate limit slows a call down without failing
+	// it, and maxRateWait bounds it.
+	rateWaited time.Duration
 	// attempts counts the attempts that began.
 	attempts int
+}
+
+// rateWait counts a wait for the rate limit, and moves the deadline on.
+func (c *callClock) rateWait(d time.Duration) {
+	c.waited += d
+	c.rateWaited += d
+	if !c.start.IsZero() {
+		c.deadline = c.deadline.Add(d)
+	}
 }
 
 // begin counts an attempt, and starts the clock at the first.
@@ -273,6 +332,11 @@ type errClass struct {
 	// limited: the rate limit would delay the first attempt past the
 	// caller's deadline.
 	limited bool
+	// rateLimited: a 429 whose answer states the provider's limits, a
+	// rate limit to wait out rather than a failure to retry a few times;
+	// held: the governor holds the next attempt by itself. rateOut: the
+	// call waited for the rate limit as long as a call may.
+	rateLimited, held, rateOut bool
 }
 
 // attempt makes one call, within the per-call timeout and what is left of
@@ -281,24 +345,34 @@ type errClass struct {
 // then the budget starts; for a retry, no longer than the budget allows.
 // Time spent waiting for the rate limit is added to clock.waited.
 func (r *reliable) attempt(ctx context.Context, req *agenteval.ModelRequest, clock *callClock) (*agenteval.ModelResponse, errClass, error) {
-	wctx := ctx
-	if !clock.start.IsZero() {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithDeadline(ctx, clock.deadline)
-		defer cancel()
-	}
+	wctx, cancel := clock.waitContext(ctx)
 	select {
 	case r.sem <- struct{}{}:
 	case <-wctx.Done():
+		cancel()
 		return nil, errClass{budgetOut: ctx.Err() == nil, queued: true}, wctx.Err()
 	}
+	cancel()
 	defer func() { <-r.sem }()
+	// The account's governor: its wait moves the budget's deadline on.
+	ticket, waited, err := r.gov.acquire(ctx, maxRateWait-clock.rateWaited, promptSize(req))
+	clock.rateWait(waited)
+	r.gov.waited(waited)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, errClass{}, err
+		}
+		return nil, errClass{rateOut: true}, err
+	}
+	wctx, cancel = clock.waitContext(ctx)
+	defer cancel()
 	if r.lim != nil {
 		t0 := time.Now()
 		// Wait fails at once when the wait would pass wctx's deadline.
 		err := r.lim.Wait(wctx)
 		clock.waited += time.Since(t0)
 		if err != nil {
+			r.gov.done(ticket, outcome{})
 			if ctx.Err() != nil {
 				return nil, errClass{}, err
 			}
@@ -317,13 +391,27 @@ func (r *reliable) attempt(ctx context.Context, req *agenteval.ModelRequest, clo
 	defer cancel()
 	actx, ci := withCallInfo(actx)
 	resp, err := r.raw.Generate(actx, req)
+	status, ra := ci.get()
+	o := outcome{answered: status != 0, status: status, rate: ci.limits(), retryAfter: ra}
 	if err == nil {
+		o.tokens = float64(resp.Usage.InputTokens + resp.Usage.OutputTokens)
+		r.gov.done(ticket, o)
 		return resp, errClass{}, nil
 	}
-	status, ra := ci.get()
+	if o.limited() && !rateLimitText(err) {
+		// A 429 for a request too large, or a spent quota: waiting does
+		// not help.
+		o.status = 0
+	}
+	held := r.gov.done(ticket, o)
 	c := errClass{status: status, retryAfter: ra}
 	switch {
 	case ctx.Err() != nil:
+	case o.limited():
+		c.rateLimited, c.held = true, held
+	case status == http.StatusTooManyRequests && !rateLimitText(err):
+		// Neither is retried; a spent quota fails every later call too.
+		c.fatal = quotaText(err)
 	case errors.Is(actx.Err(), context.DeadlineExceeded) && byBudget:
 		c.budgetOut = true
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
@@ -342,6 +430,44 @@ func (r *reliable) attempt(ctx context.Context, req *agenteval.ModelRequest, clo
 		c.refused = errors.Is(err, syscall.ECONNREFUSED) || isNoSuchHost(err)
 	}
 	return nil, c, err
+}
+
+// promptSize estimates the tokens of a request, for pacing by a limit on
+// tokens: a quarter of the bytes it takes on the wire, roughly, its text
+// and some for the envelope, each message, tool call, tool and schema.
+// The governor scales it by what calls turn out to use.
+func promptSize(req *agenteval.ModelRequest) float64 {
+	n := 64
+	for _, m := range req.Messages {
+		n += len(m.Content) + 32 + 64*len(m.ToolCalls)
+	}
+	n += 256 * len(req.Tools)
+	if req.Schema != nil {
+		n += 512
+	}
+	return float64(n) / 4
+}
+
+// rateLimitText tells a 429 that waiting lifts from the two that it does
+// not: a request larger than the limit, and a spent quota.
+func rateLimitText(err error) bool {
+	return !quotaText(err) && !strings.Contains(strings.ToLower(err.Error()), "request too large")
+}
+
+// quotaText recognises OpenAI's 429 for an account out of credit
+// (insufficient_quota): no call succeeds until it is topped up.
+func quotaText(err error) bool {
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "insufficient_quota") || strings.Contains(s, "exceeded your current quota")
+}
+
+// waitContext bounds a wait before an attempt: by the budget's deadline
+// once the call has begun, else only by ctx.
+func (c *callClock) waitContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.start.IsZero() {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, c.deadline)
 }
 
 // isNoSuchHost reports a DNS failure: a base URL with a typo.
@@ -378,6 +504,10 @@ func (c errClass) describe(err error, cfg Config) string {
 		return fmt.Sprintf("no answer within %s (the per-call timeout)", cfg.Timeout)
 	case c.limited:
 		return fmt.Sprintf("the rate limit of %g requests a minute would hold the call past its deadline", cfg.RequestsPerMinute)
+	case c.rateOut:
+		return fmt.Sprintf("rate limited for too long: %v; lower -j, or run when the provider's limit allows more", err)
+	case c.status == http.StatusTooManyRequests && c.fatal:
+		return fmt.Sprintf("the account's quota is spent (HTTP 429); check its plan and billing: %v", err)
 	case c.status == http.StatusUnauthorized || c.status == http.StatusForbidden:
 		return fmt.Sprintf("authentication failed (HTTP %d); check %s", c.status, cfg.APIKeyEnv)
 	case c.status == http.StatusNotFound:

@@ -12,18 +12,27 @@ import (
 
 // callInfo records what the HTTP layer saw during one attempt, so that the
 // retry logic can classify any adapter's error the same way, whatever its
-// SDK's error type: the status code, and how long the server asked us to
-// wait.
+// SDK's error type: the status code, how long the server asked us to
+// wait, and what its headers say of its rate limits, on every answer (the
+// adapters return no headers; the governor paces by them).
 type callInfo struct {
 	mu         sync.Mutex
 	status     int
 	retryAfter time.Duration
+	rate       rateInfo
 }
 
 func (c *callInfo) get() (int, time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.status, c.retryAfter
+}
+
+// limits is the last answer's rate-limit headers.
+func (c *callInfo) limits() rateInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rate
 }
 
 type callInfoKey struct{}
@@ -33,8 +42,8 @@ func withCallInfo(ctx context.Context) (context.Context, *callInfo) {
 	return context.WithValue(ctx, callInfoKey{}, ci), ci
 }
 
-// recordingTransport notes each response's status and Retry-After in the
-// request's callInfo.
+// recordingTransport notes each response's status, Retry-After and
+// rate-limit headers in the request's callInfo.
 type recordingTransport struct {
 	base http.RoundTripper
 }
@@ -43,9 +52,12 @@ func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	req = inMemoryBody(req)
 	resp, err := t.base.RoundTrip(req)
 	if ci, ok := req.Context().Value(callInfoKey{}).(*callInfo); ok && resp != nil {
+		now := time.Now()
+		rate := parseRateHeaders(resp.Header, now)
 		ci.mu.Lock()
 		ci.status = resp.StatusCode
-		ci.retryAfter = retryAfter(resp.Header, time.Now())
+		ci.retryAfter = retryAfter(resp.Header, now)
+		ci.rate = rate
 		ci.mu.Unlock()
 	}
 	return resp, err

@@ -276,6 +276,10 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 			fmt.Fprintln(e.stderr, u)
 		}
 	}
+	if !opt.Quiet {
+		// A provider's rate limit slowed the run: its 429s and waits.
+		provider.ReportRateLimits(e.stderr)
+	}
 	s.Options().Models.ReportCache(e.stderr)
 	if !opt.Quiet && runErr == nil {
 		fmt.Fprintln(e.stderr, nextSteps(out, f.opt.HTML))
