@@ -23,7 +23,12 @@ type Options struct {
 	// Target names the agent in results.
 	Target string
 	Judge  *judge.Judge
-	// Concurrency is how many conversations run at once; 0 means 4 per CPU.
+	// Concurrency is how many conversations talk to the agent at once
+	// (agent conversations in flight); 0 means 4 per CPU. A conversation
+	// gives its slot back when its last agent call returns, and its
+	// grading finishes beside the next conversation: up to Concurrency
+	// conversations more may be being graded. The judge's calls are held
+	// to its provider's own limit, not to this one.
 	Concurrency int
 	// Threshold, Trials and TrialStrategy override the suite's and tests'.
 	Threshold *float64
@@ -127,9 +132,12 @@ func Selected(s *suite.Suite, filter string) ([]*agenteval.Test, error) {
 // once; each trial of a test is its own conversation.
 //
 // One dispatcher hands out conversation slots in file order (test, then
-// trial) to tests whose dependencies are done. A test's graders are built
-// when it starts and dropped when its result is out, so memory follows the
-// conversations in flight, not the size of the suite.
+// trial) to tests whose dependencies are done. A slot is for talking to
+// the agent: a conversation gives it back after its last agent call, and
+// its grading goes on beside the next conversation, with at most as many
+// conversations being graded that way as there are slots. A test's
+// graders are built when it starts and dropped when its result is out, so
+// memory follows the conversations in flight, not the size of the suite.
 //
 // When the context is cancelled, tests still running are abandoned and not
 // emitted; RunSuite returns the context's error once the finished ones are
@@ -174,25 +182,30 @@ func RunSuite(ctx context.Context, s *suite.Suite, opt Options, emit func(*agent
 	return d.run(ctx, emit)
 }
 
-// testState is the dispatcher's record of one test.
+// testState is the dispatcher's record of a test from the start of its
+// first trial until its result is out. A test not started yet has none,
+// so the dispatcher's memory follows the tests in flight, not the suite.
 type testState struct {
-	test       *agenteval.Test
-	index      int
-	waiting    int      // dependencies not yet done
-	dependents []int    // tests waiting for this one
-	failedDeps []string // dependencies that ended in execution_error
-	plan       *grade.Plan
-	planErr    error
-	trials     []agenteval.Trial
-	next       int // next trial to start
-	running    int // trials started and not finished
-	finished   int
-	status     agenteval.ExecutionStatus
+	test     *agenteval.Test
+	plan     *grade.Plan
+	planErr  error
+	trials   []agenteval.Trial
+	next     int // next trial to start
+	running  int // trials started and not finished
+	finished int
 	// oneByOne runs the trials one after another, because a trial's
 	// outcome decides whether the next one runs (stopAfter).
 	oneByOne bool
 	// cost is what the trials run so far cost, for TrialCostLimit.
 	cost float64
+}
+
+// depState links a test to its dependencies and dependents. Only the
+// tests of a depends_on have one.
+type depState struct {
+	waiting    int      // dependencies not yet done
+	dependents []int    // tests waiting for this one
+	failedDeps []string // dependencies that ended in execution_error
 }
 
 // sequentialTrials says whether t's trials must run one at a time:
@@ -216,15 +229,31 @@ func (st *testState) stopAfter(tr agenteval.Trial) bool {
 	return t.TrialStrategy == agenteval.ReducePassAtK && !t.TrialsRunAll && tr.Verdict == agenteval.VerdictPass
 }
 
+// dispatcher hands out conversation slots. Tests without depends_on start
+// from a cursor that walks the file; the others, and the next trial of a
+// one-by-one test, wait in ready until they may start. Whichever comes
+// first in the file starts first. Every step costs the same however large
+// the suite, and the dispatcher keeps state only for the tests in flight
+// and those linked by depends_on.
 type dispatcher struct {
-	r      *suiteRunner
-	states []*testState
-	ready  []int // indexes of tests whose dependencies are done, sorted
-	free   int   // conversation slots free
-	freed  chan struct{}
-	done   chan trialDone
-	// active counts trials started and not yet reported done.
-	active int
+	r     *suiteRunner
+	tests []*agenteval.Test
+	// cursor is the first test not yet considered in file order.
+	cursor int
+	ready  []int // tests readied by their dependencies or for their next trial, sorted
+	settle []int // tests that end without running: skipped, or a dependency failed
+	deps   map[int]*depState
+	active map[int]*testState
+	// remaining counts the tests whose result is not out yet.
+	remaining int
+	free      int // conversation slots free
+	freed     chan struct{}
+	// grading holds a token for each conversation that gave its slot
+	// back and is still being graded.
+	grading chan struct{}
+	done    chan trialDone
+	// inflight counts trials started and not yet reported done.
+	inflight int
 }
 
 type trialDone struct {
@@ -233,49 +262,85 @@ type trialDone struct {
 }
 
 func newDispatcher(r *suiteRunner, tests []*agenteval.Test, conc int) *dispatcher {
-	d := &dispatcher{r: r, free: conc, freed: make(chan struct{}, conc), done: make(chan trialDone, conc)}
-	index := map[string]int{}
-	for i, t := range tests {
-		index[t.ID] = i
-		n := r.trialCount(t)
-		d.states = append(d.states, &testState{test: t, index: i, trials: make([]agenteval.Trial, n), oneByOne: sequentialTrials(t, n)})
+	d := &dispatcher{r: r, tests: tests, free: conc, freed: make(chan struct{}, conc), grading: make(chan struct{}, conc),
+		done: make(chan trialDone, conc), active: map[int]*testState{}}
+	var index map[string]int
+	for _, t := range tests {
+		if len(t.DependsOn) > 0 {
+			index = make(map[string]int, len(tests))
+			d.deps = map[int]*depState{}
+			break
+		}
 	}
-	for i, st := range d.states {
-		if status, ok := r.opt.Done[st.test.ID]; ok {
-			st.status = status
-			st.finished = len(st.trials)
+	for i, t := range tests {
+		if index != nil {
+			index[t.ID] = i
+		}
+		if _, ok := r.opt.Done[t.ID]; !ok {
+			d.remaining++
+		}
+	}
+	for i, t := range tests {
+		if _, ok := r.opt.Done[t.ID]; ok {
 			continue
 		}
-		for _, dep := range st.test.DependsOn {
-			if j, ok := index[dep]; ok {
-				if status, done := r.opt.Done[dep]; done {
-					if status == agenteval.StatusExecutionError {
-						st.failedDeps = append(st.failedDeps, dep)
-					}
-					continue
-				}
-				st.waiting++
-				d.states[j].dependents = append(d.states[j].dependents, i)
+		if len(t.DependsOn) == 0 {
+			if t.Skip != "" {
+				d.settle = append(d.settle, i)
 			}
+			continue // the cursor starts it
 		}
-		if st.waiting == 0 {
-			d.ready = append(d.ready, i)
+		ds := d.dep(i)
+		for _, dep := range t.DependsOn {
+			j, ok := index[dep]
+			if !ok {
+				continue
+			}
+			if status, done := r.opt.Done[dep]; done {
+				if status == agenteval.StatusExecutionError {
+					ds.failedDeps = append(ds.failedDeps, dep)
+				}
+				continue
+			}
+			ds.waiting++
+			dj := d.dep(j)
+			dj.dependents = append(dj.dependents, i)
+		}
+	}
+	for i, t := range tests {
+		if _, ok := r.opt.Done[t.ID]; !ok && len(t.DependsOn) > 0 && d.deps[i].waiting == 0 {
+			d.readyOrSettle(i)
 		}
 	}
 	return d
 }
 
+// dep is test i's depState, made when first needed.
+func (d *dispatcher) dep(i int) *depState {
+	ds := d.deps[i]
+	if ds == nil {
+		ds = &depState{}
+		d.deps[i] = ds
+	}
+	return ds
+}
+
+// fromCursor says whether the cursor starts test i: it has no
+// depends_on, is not skipped, and did not finish before this run.
+func (d *dispatcher) fromCursor(i int) bool {
+	t := d.tests[i]
+	if len(t.DependsOn) > 0 || t.Skip != "" {
+		return false
+	}
+	_, done := d.r.opt.Done[t.ID]
+	return !done
+}
+
 // run dispatches until every test is done or the run is stopped.
 func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error) error {
-	remaining := 0
-	for _, st := range d.states {
-		if st.finished < len(st.trials) {
-			remaining++
-		}
-	}
 	var emitErr error
-	out := func(st *testState, res *agenteval.Result) {
-		remaining--
+	out := func(i int, res *agenteval.Result) {
+		d.remaining--
 		redactResult(res)
 		if emitErr == nil {
 			if err := emit(res); err != nil {
@@ -283,42 +348,39 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 				d.r.cancel()
 			}
 		}
-		d.finish(st, res.ExecutionStatus)
+		d.finish(i, res.ExecutionStatus)
 	}
-	for remaining > 0 {
+	for d.remaining > 0 {
 		// Tests skipped or failed for their dependencies need no slot.
-		for {
-			i, ok := d.settleable()
-			if !ok {
-				break
-			}
-			st := d.states[i]
-			st.finished = len(st.trials)
-			if st.test.Skip != "" {
-				out(st, d.r.skipResult(st.test))
+		for len(d.settle) > 0 {
+			i := d.settle[0]
+			d.settle = d.settle[1:]
+			t := d.tests[i]
+			if t.Skip != "" {
+				out(i, d.r.skipResult(t))
 			} else {
-				out(st, d.r.dependencyResult(st.test, st.failedDeps))
+				out(i, d.r.dependencyResult(t, d.deps[i].failedDeps))
 			}
 		}
-		if remaining == 0 {
+		if d.remaining == 0 {
 			break
 		}
 		stopped := ctx.Err() != nil || emitErr != nil
 		if !stopped {
 			d.launch(ctx)
 		}
-		if d.active == 0 {
-			if stopped || len(d.ready) == 0 {
-				// Nothing runs, and nothing more will start.
-				break
+		if d.inflight == 0 {
+			if len(d.settle) > 0 {
+				continue
 			}
-			continue
+			// Nothing runs, and nothing more will start.
+			break
 		}
 		select {
 		case <-d.freed:
 			d.free++
 		case td := <-d.done:
-			d.active--
+			d.inflight--
 			// A trial gives its slot back before it reports done, so its
 			// release is already queued: count it now, or the loop could
 			// think nothing runs while no slot looks free.
@@ -326,7 +388,7 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 				<-d.freed
 				d.free++
 			}
-			st := d.states[td.test]
+			st := d.active[td.test]
 			st.trials[td.trial.Trial-1] = td.trial
 			st.running--
 			st.finished++
@@ -341,13 +403,14 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 			if st.finished < len(st.trials) || st.running > 0 {
 				continue
 			}
+			delete(d.active, td.test)
 			res := d.result(st)
 			if ctx.Err() != nil {
 				// Interrupted: a half-run test is not a result.
-				remaining--
+				d.remaining--
 				continue
 			}
-			out(st, res)
+			out(td.test, res)
 		}
 	}
 	if fe := d.r.fatal.Load(); fe != nil {
@@ -359,29 +422,32 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 	return context.Cause(ctx)
 }
 
-// settleable finds a ready test that will not run because a dependency
-// failed (on_dependency_failure skip or fail), and takes it off the queue.
-func (d *dispatcher) settleable() (int, bool) {
-	for k, i := range d.ready {
-		st := d.states[i]
-		if st.test.Skip != "" || len(st.failedDeps) > 0 && st.test.OnDependencyFailure != "run" && st.next == 0 {
-			d.ready = append(d.ready[:k], d.ready[k+1:]...)
-			return i, true
-		}
+// pick is the test whose trial starts next: the first in the file of the
+// ready tests and the cursor's.
+func (d *dispatcher) pick() (i int, fromReady, ok bool) {
+	for d.cursor < len(d.tests) && !d.fromCursor(d.cursor) {
+		d.cursor++
 	}
-	return 0, false
+	if len(d.ready) > 0 && (d.cursor >= len(d.tests) || d.ready[0] < d.cursor) {
+		return d.ready[0], true, true
+	}
+	return d.cursor, false, d.cursor < len(d.tests)
 }
 
 // launch starts trials in file order while slots are free.
 func (d *dispatcher) launch(ctx context.Context) {
-	for d.free > 0 && len(d.ready) > 0 {
-		i := d.ready[0]
-		st := d.states[i]
-		if st.test.Skip != "" || len(st.failedDeps) > 0 && st.test.OnDependencyFailure != "run" {
-			return // settled by the loop
+	for d.free > 0 {
+		i, fromReady, ok := d.pick()
+		if !ok {
+			return
 		}
-		if st.plan == nil && st.planErr == nil {
-			st.plan, st.planErr = d.r.planTest(st.test)
+		st := d.active[i]
+		if st == nil {
+			t := d.tests[i]
+			n := d.r.trialCount(t)
+			st = &testState{test: t, trials: make([]agenteval.Trial, n), oneByOne: sequentialTrials(t, n)}
+			st.plan, st.planErr = d.r.planTest(t)
+			d.active[i] = st
 		}
 		planErr, p := st.planErr, st.plan
 		trial := st.next + 1
@@ -390,34 +456,61 @@ func (d *dispatcher) launch(ctx context.Context) {
 		if st.next == len(st.trials) || st.oneByOne {
 			// A one-by-one test is ready again when this trial ends
 			// and another is due.
-			d.ready = d.ready[1:]
+			if fromReady {
+				d.ready = d.ready[1:]
+			} else {
+				d.cursor++
+			}
 		}
 		d.free--
-		d.active++
-		go func() {
-			var once sync.Once
-			// The slot is for talking to the agent; runTrial gives it back
-			// after the last agent call, so grading the last turn does not
-			// hold up the next conversation.
-			release := func() { once.Do(func() { d.freed <- struct{}{} }) }
-			var tr agenteval.Trial
-			func() {
-				// An agent, model or grader written in Go may panic; that
-				// ends its trial, not the run.
-				defer func() {
-					if v := recover(); v != nil {
-						tr = errorTrial(trial, fmt.Sprintf("internal error: panic: %v", v))
-					}
-				}()
-				if planErr != nil {
-					tr = errorTrial(trial, "graders: "+planErr.Error())
-				} else {
-					tr = d.r.runTrial(ctx, p, trial, release)
-				}
-			}()
-			release()
-			d.done <- trialDone{test: i, trial: tr}
+		d.inflight++
+		go d.runTrial(ctx, i, p, planErr, trial)
+	}
+}
+
+// runTrial runs one trial of test i in its slot and reports it done.
+//
+// The slot is for talking to the agent: runTrial gives it back after the
+// last agent call, so grading the last turn does not hold up the next
+// conversation. The conversations being graded after their slot is back
+// are bounded by the slots too: a trial waits for room among them before
+// it gives its slot back, so that a judge slower than the agent holds up
+// new conversations rather than piling up finished ones in memory.
+func (d *dispatcher) runTrial(ctx context.Context, i int, p *grade.Plan, planErr error, trial int) {
+	released, grading := false, false
+	release := func() {
+		if released {
+			return
+		}
+		released = true
+		select {
+		case d.grading <- struct{}{}:
+			grading = true
+		case <-ctx.Done():
+		}
+		d.freed <- struct{}{}
+	}
+	var tr agenteval.Trial
+	func() {
+		// An agent, model or grader written in Go may panic; that
+		// ends its trial, not the run.
+		defer func() {
+			if v := recover(); v != nil {
+				tr = errorTrial(trial, fmt.Sprintf("internal error: panic: %v", v))
+			}
 		}()
+		if planErr != nil {
+			tr = errorTrial(trial, "graders: "+planErr.Error())
+		} else {
+			tr = d.r.runTrial(ctx, p, trial, release)
+		}
+	}()
+	if !released {
+		d.freed <- struct{}{}
+	}
+	d.done <- trialDone{test: i, trial: tr}
+	if grading {
+		<-d.grading
 	}
 }
 
@@ -440,19 +533,35 @@ func (d *dispatcher) result(st *testState) *agenteval.Result {
 	return res
 }
 
-// finish records a test's end and readies the tests that waited for it.
-func (d *dispatcher) finish(st *testState, status agenteval.ExecutionStatus) {
-	st.status = status
-	for _, j := range st.dependents {
-		dep := d.states[j]
+// finish readies the tests that waited for test i, which ended with
+// status.
+func (d *dispatcher) finish(i int, status agenteval.ExecutionStatus) {
+	ds := d.deps[i]
+	if ds == nil {
+		return
+	}
+	for _, j := range ds.dependents {
+		dep := d.deps[j]
 		if status == agenteval.StatusExecutionError {
-			dep.failedDeps = append(dep.failedDeps, st.test.ID)
+			dep.failedDeps = append(dep.failedDeps, d.tests[i].ID)
 		}
 		dep.waiting--
 		if dep.waiting == 0 {
-			d.makeReady(j)
+			d.readyOrSettle(j)
 		}
 	}
+}
+
+// readyOrSettle queues test j, whose dependencies are done: to run, or to
+// end without running when it is skipped or a dependency failed
+// (on_dependency_failure skip or fail).
+func (d *dispatcher) readyOrSettle(j int) {
+	t := d.tests[j]
+	if t.Skip != "" || len(d.deps[j].failedDeps) > 0 && t.OnDependencyFailure != "run" {
+		d.settle = append(d.settle, j)
+		return
+	}
+	d.makeReady(j)
 }
 
 // makeReady queues test j to start its next trial, in file order.
