@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 
@@ -37,7 +38,8 @@ type Pair struct {
 // Stats is how a judge agreed with people over a set of labels.
 type Stats struct {
 	N int `json:"n"`
-	// Agreement is the share decided alike; nil without labels.
+	// Agreement is the share decided alike; nil without labels. The
+	// shares, κ and the interval are rounded to six decimals.
 	Agreement *float64 `json:"agreement"`
 	// Kappa is Cohen's κ; nil where it is undefined (see Counts.Kappa).
 	Kappa     *float64  `json:"kappa"`
@@ -153,22 +155,28 @@ func (a *acc) add(p Pair) {
 	}
 }
 
+// round6 keeps six decimals: more than any reader needs, and few enough
+// that κ = 1/4 reads 0.25, not 0.24999999999999986.
+func round6(v float64) *float64 {
+	r := math.Round(v*1e6) / 1e6
+	return &r
+}
+
 func (a *acc) stats() Stats {
 	s := Stats{N: a.c.N(), Confusion: a.c}
 	if v, ok := a.c.Agreement(); ok {
-		s.Agreement = &v
+		s.Agreement = round6(v)
 	}
 	if v, ok := a.c.Kappa(); ok {
-		s.Kappa = &v
+		s.Kappa = round6(v)
 	}
 	s.FalsePass = FalsePass{Count: a.c.PassFail, HumanFail: a.c.HumanFail()}
 	if v, ok := a.c.FalsePassRate(); ok {
 		lo, hi := Wilson(a.c.PassFail, a.c.HumanFail(), Z95)
-		s.FalsePass.Rate, s.FalsePass.CI95 = &v, &[2]float64{lo, hi}
+		s.FalsePass.Rate, s.FalsePass.CI95 = round6(v), &[2]float64{*round6(lo), *round6(hi)}
 	}
 	if a.consN > 0 {
-		v := a.consSum / float64(a.consN)
-		s.SelfConsistency = &v
+		s.SelfConsistency = round6(a.consSum / float64(a.consN))
 	}
 	return s
 }

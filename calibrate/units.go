@@ -126,7 +126,12 @@ func (x *Index) Resolve(row Row) (*Unit, error) {
 			}
 		}
 		if len(in) == 0 {
-			return nil, fmt.Errorf("test %q is not in suite %q%s", row.TestID, row.Suite, didYouMean(row.Suite, uniq(cands, func(c *resultUnits) string { return c.suite })))
+			suites := uniq(cands, func(c *resultUnits) string { return c.suite })
+			hint := didYouMean(row.Suite, suites)
+			if hint == "" {
+				hint = "; it is in " + strings.Join(quoteAll(suites), ", ")
+			}
+			return nil, fmt.Errorf("test %q is not in suite %q%s", row.TestID, row.Suite, hint)
 		}
 		cands = in
 	}

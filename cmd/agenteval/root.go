@@ -259,6 +259,7 @@ Shell completion: agenteval completion bash|zsh|fish|powershell --help.`,
 	root.AddCommand(newRunCmd(e), newScoreCmd(e), newValidateCmd(e), newExportCmd(e), newImportCmd(e), newSchemaCmd(e), newVersionCmd(e), newFakeLLMCmd(e), newCacheCmd(e), newInitCmd(e),
 		newMergeCmd(e), newRunsCmd(e), newShowCmd(e), newTagCmd(e), newCompareCmd(e), newReportCmd(e), newViewCmd(e))
 	root.AddCommand(newRegradeCmd(e))
+	root.AddCommand(newLabelsCmd(e), newCalibrateCmd(e))
 	return root
 }
 
