@@ -140,6 +140,9 @@ type HTMLOptions struct {
 	Live string
 	// Home is a link back to the list of runs (the viewer sets it).
 	Home string
+	// Agreement is how far the judge agreed with human labels (the JSON
+	// of calibrate.Report), shown when the run has labels.
+	Agreement json.RawMessage
 }
 
 // HTMLWriter writes a report as one self-contained HTML file: no network,
@@ -177,6 +180,9 @@ type htmlRun struct {
 	Order []int `json:"order,omitempty"`
 	// Chunk is how many tests each compressed block holds.
 	Chunk int `json:"chunk"`
+	// Consistency is how often a voting judge's samples agreed.
+	Consistency *Consistency `json:"consistency,omitempty"`
+	votes       consistencyAcc
 }
 
 // IndexEntry is what a report's test list shows of a test, without its
@@ -311,6 +317,7 @@ func (h *HTMLWriter) WriteLine(r *agenteval.Result, raw []byte) error {
 	}
 	h.lines.WriteByte('\n')
 	h.cur.Index = append(h.cur.Index, IndexOf(r))
+	h.cur.votes.add(r)
 	if h.pending++; h.pending == chunkTests {
 		return h.flushChunk()
 	}
@@ -350,6 +357,7 @@ func (h *HTMLWriter) EndRun(sum *results.Summary) {
 	}
 	h.cur.Summary = sum
 	h.cur.Order = indexOrder(h.cur.Header, h.cur.Index)
+	h.cur.Consistency = h.cur.votes.result()
 	h.flushChunk()
 	h.open = false
 }
@@ -393,6 +401,9 @@ func (h *HTMLWriter) Close(sum *results.Summary) error {
 	}
 	if h.opt.Home != "" {
 		meta["home"] = h.opt.Home
+	}
+	if len(h.opt.Agreement) > 0 {
+		meta["agreement"] = h.opt.Agreement
 	}
 	b, err := json.Marshal(meta) // escapes <, > and &: safe inside <script>
 	if err != nil {

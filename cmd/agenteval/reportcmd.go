@@ -124,12 +124,12 @@ func writeReport(ctx context.Context, e *env, w io.Writer, format string, srcs [
 		if err := c.WriteJSON(&js); err != nil {
 			return err
 		}
-		return writeHTML(ctx, w, srcs, report.HTMLOptions{Compare: js.Bytes()})
+		return writeHTML(ctx, w, srcs, report.HTMLOptions{Compare: js.Bytes(), Agreement: agreementJSON(ctx, srcs[1])})
 	}
 	var wr report.Writer
 	switch format {
 	case "html":
-		return writeHTML(ctx, w, srcs, report.HTMLOptions{})
+		return writeHTML(ctx, w, srcs, report.HTMLOptions{Agreement: agreementJSON(ctx, srcs[0])})
 	case "junit":
 		wr = report.NewJUnit(w)
 	case "markdown":

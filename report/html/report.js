@@ -65,6 +65,7 @@
       this.i = i;
       this.header = m.header || {};
       this.summary = m.summary || null;
+      this.consistency = m.consistency || null;
       this.index = m.index || [];
       this.order = m.order || []; // the index in the suite's order, when the tests finished in another
       this.size = m.chunk || 200;
@@ -224,6 +225,33 @@
       var good = goodUp ? d > 0 : d < 0;
       return el("span", good ? "delta-up" : "delta-down", (d > 0 ? " +" : " −") + fmt(Math.abs(d)));
     }
+    // How far to trust the judge: its agreement with human labels, when
+    // the run has labels, and how often its samples agreed, when it voted.
+    function renderJudgeCards(r) {
+      var ag = meta.agreement;
+      if (ag && ag.overall && ag.overall.n) {
+        var o = ag.overall, fp = o.false_pass || {};
+        summary.appendChild(card("judge agreement", o.agreement == null ? "–" : pct(o.agreement),
+          "κ " + (o.kappa == null ? "–" : o.kappa.toFixed(2)) + " · " + fmtInt(o.n) + " labels"));
+        summary.appendChild(card("false passes", fp.count + " of " + fp.human_fail,
+          fp.rate == null ? "no human fails" : pct(fp.rate) + " [" + pct(fp.ci95[0]) + ", " + pct(fp.ci95[1]) + "]", fp.count ? "bad" : ""));
+        var vague = (ag.by_criterion || []).filter(function (c) { return c.flags && c.flags.length; });
+        if (vague.length) {
+          var ul = el("ul", "vague");
+          vague.slice(0, 5).forEach(function (c) { ul.appendChild(el("li", null, c.criterion, el("span", "sub", " " + c.flags.join("; ")))); });
+          summary.appendChild(el("div", "card bad", el("div", "k", "too vague to judge"), el("div", "v", fmtInt(vague.length)), ul));
+        }
+      }
+      var cs = r && r.consistency;
+      if (cs && cs.decisions) {
+        var tb = el("table", null, el("tr", null, el("th", null, "agreed"), el("th", null, "split"), el("th", "crit", "criterion")));
+        cs.criteria.slice(0, 5).forEach(function (c) {
+          tb.appendChild(el("tr", null, el("td", null, pct(c.agreement)), el("td", null, c.split + "/" + c.decisions), el("td", "crit", c.criterion)));
+        });
+        summary.appendChild(el("div", "card", el("div", "k", "judge self-consistency"), el("div", "v", pct(cs.agreement)),
+          el("div", "sub", cs.split + " of " + cs.decisions + " votes split"), tb));
+      }
+    }
     function renderSummary() {
       clear(summary);
       var ts = runs.map(totals);
@@ -251,6 +279,7 @@
       var durCard = card("duration", fmtMS(t.ms));
       if (ts.length === 2 && ts[0].ms) durCard.querySelector(".v").appendChild(deltaSpan(t.ms - ts[0].ms, fmtMS, false));
       summary.appendChild(durCard);
+      renderJudgeCards(runs[runs.length - 1]);
       if (cmp && cmp.summary) {
         var c = cmp.summary;
         summary.appendChild(card("regressed", fmtInt(c.regressed), null, c.regressed ? "bad" : ""));
