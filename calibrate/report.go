@@ -75,6 +75,9 @@ type Criterion struct {
 	// in other tests.
 	Criterion string `json:"criterion"`
 	Grader    string `json:"grader"`
+	// Judge is set when the runs compared had several judges: each
+	// criterion is then counted per judge.
+	Judge string `json:"judge,omitempty"`
 	Stats
 	// Flags say why the criterion is too vague to judge; empty when it
 	// is not.
@@ -140,11 +143,11 @@ var positional = regexp.MustCompile(`^criterion-[0-9]+: `)
 func CriterionName(text string) string { return positional.ReplaceAllString(text, "") }
 
 type acc struct {
-	c          Counts
-	consSum    float64
-	consN      int
-	disagree   []Example
-	name, kind string
+	c                 Counts
+	consSum           float64
+	consN             int
+	disagree          []Example
+	name, kind, judge string
 }
 
 func (a *acc) add(p Pair) {
@@ -192,7 +195,11 @@ func verdict(pass bool) agenteval.Verdict {
 func Build(runs []RunInfo, pairs []Pair, unmatched []store.Label, opt Options) *Report {
 	r := &Report{Runs: runs, Thresholds: opt, Unmatched: unmatched}
 	var all acc
-	judges, graders, crits := map[string]*acc{}, map[string]*acc{}, map[[2]string]*acc{}
+	judges, graders, crits := map[string]*acc{}, map[string]*acc{}, map[[3]string]*acc{}
+	several := false
+	for _, p := range pairs {
+		several = several || p.Judge != pairs[0].Judge
+	}
 	get := func(m map[string]*acc, k string) *acc {
 		if m[k] == nil {
 			m[k] = &acc{name: k}
@@ -203,10 +210,13 @@ func Build(runs []RunInfo, pairs []Pair, unmatched []store.Label, opt Options) *
 		all.add(p)
 		get(judges, p.Judge).add(p)
 		get(graders, p.Unit.Grader).add(p)
-		ck := [2]string{p.Unit.Grader, CriterionName(p.Unit.Key.Criterion)}
+		ck := [3]string{p.Unit.Grader, CriterionName(p.Unit.Key.Criterion), ""}
+		if several {
+			ck[2] = p.Judge
+		}
 		c := crits[ck]
 		if c == nil {
-			c = &acc{kind: ck[0], name: ck[1]}
+			c = &acc{kind: ck[0], name: ck[1], judge: ck[2]}
 			crits[ck] = c
 		}
 		c.add(p)
@@ -220,7 +230,7 @@ func Build(runs []RunInfo, pairs []Pair, unmatched []store.Label, opt Options) *
 	r.ByJudge = groups(judges)
 	r.ByGrader = groups(graders)
 	for _, a := range crits {
-		c := Criterion{Criterion: a.name, Grader: a.kind, Stats: a.stats()}
+		c := Criterion{Criterion: a.name, Grader: a.kind, Judge: a.judge, Stats: a.stats()}
 		if c.Kappa != nil && *c.Kappa < opt.MinKappa-1e-12 {
 			c.Flags = append(c.Flags, fmt.Sprintf("κ %.2f is below %.2f", *c.Kappa, opt.MinKappa))
 		}
@@ -241,7 +251,10 @@ func Build(runs []RunInfo, pairs []Pair, unmatched []store.Label, opt Options) *
 		if a.Criterion != b.Criterion {
 			return a.Criterion < b.Criterion
 		}
-		return a.Grader < b.Grader
+		if a.Grader != b.Grader {
+			return a.Grader < b.Grader
+		}
+		return a.Judge < b.Judge
 	})
 	return r
 }

@@ -253,6 +253,15 @@ func agreementJSON(ctx context.Context, s *source) json.RawMessage {
 	return b
 }
 
+// criterionOf is what tells a criterion's row apart: its grader, and its
+// judge when several judges are compared.
+func criterionOf(c calibrate.Criterion) string {
+	if c.Judge != "" {
+		return c.Grader + ", " + c.Judge
+	}
+	return c.Grader
+}
+
 func fmtRate(p *float64) string {
 	if p == nil {
 		return "–"
@@ -328,7 +337,7 @@ func writeCalibrationTable(w *bufio.Writer, r *calibrate.Report) {
 		if len(c.Flags) > 0 {
 			mark = "! "
 		}
-		rows = append(rows, append([]string{mark + clipText(c.Criterion, 48) + " (" + c.Grader + ")"}, statsCells(c.Stats)...))
+		rows = append(rows, append([]string{mark + clipText(c.Criterion, 48) + " (" + criterionOf(c) + ")"}, statsCells(c.Stats)...))
 	}
 	section("CRITERION", rows)
 	fmt.Fprintln(w, "PP PF FP FF: judge pass & human pass, judge pass & human fail (false pass), judge fail & human pass, both fail.")
@@ -354,7 +363,7 @@ func writeFlagged(w io.Writer, r *calibrate.Report) {
 		if len(c.Flags) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n%q (%s): %s\n", c.Criterion, c.Grader, strings.Join(c.Flags, "; "))
+		fmt.Fprintf(w, "\n%q (%s): %s\n", c.Criterion, criterionOf(c), strings.Join(c.Flags, "; "))
 		for _, d := range c.Disagreements {
 			where := d.TestID
 			if d.Suite != "" {
@@ -408,7 +417,7 @@ func writeCalibrationMarkdown(w *bufio.Writer, r *calibrate.Report) {
 	table("grader", names, stats)
 	names, stats = nil, nil
 	for _, c := range r.ByCriterion {
-		n := c.Criterion + " (" + c.Grader + ")"
+		n := c.Criterion + " (" + criterionOf(c) + ")"
 		if len(c.Flags) > 0 {
 			n = "**" + n + "** ⚠"
 		}
