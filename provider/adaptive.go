@@ -26,8 +26,8 @@ import (
 // Retry-After holds every call to the account, and the burst the governor
 // allows is halved (additive increase brings it back: one more per window
 // of successes); where the provider states no rate, the halving applies to
-// the calls in flight instead. One cut per round: the 429s of calls
-// started before the last cut do not cut again.
+// the calls in flight instead. One cut per round, and at most one a
+// second: the 429s of calls started before the last cut do not cut again.
 
 const (
 	// paceShare is the share of a stated rate the governor paces at: the
@@ -38,6 +38,9 @@ const (
 	// settle is the time constant of the in-flight average the summary
 	// reports.
 	settle = 10 * time.Second
+	// cutEvery spaces the multiplicative decreases: the 429s of one burst
+	// cut once, not once per answer that comes back before its round ends.
+	cutEvery = time.Second
 )
 
 // maxRateWait bounds one call's waits for the rate limit in all, so that
@@ -99,7 +102,12 @@ type pace struct {
 	// level is what may be spent at time at; below zero while in debt.
 	level float64
 	at    time.Time
-	okRun int
+	// okRun is what succeeded since the last change.
+	okRun float64
+	// whole: one call may cost more than the bucket holds, and waits for
+	// it to be full (tokens); its burst is never cut, as that would hold
+	// such a call back less than the provider does.
+	whole bool
 }
 
 func (p *pace) on() bool { return p.stated > 0 }
@@ -172,9 +180,10 @@ func (p *pace) learn(l limitInfo, now, start time.Time, since float64, newest bo
 	}
 }
 
-// cut halves the burst, or, at a burst of one, the share of the rate.
+// cut halves the burst, or, at a burst of one (or for a bucket that is
+// spent whole), the share of the rate.
 func (p *pace) cut() {
-	if p.burst > 1 {
+	if p.burst > 1 && !p.whole {
 		p.burst = math.Max(1, math.Floor(p.burst/2))
 		p.level = math.Min(p.level, p.burst)
 	} else {
@@ -183,15 +192,16 @@ func (p *pace) cut() {
 	p.okRun = 0
 }
 
-// grow is additive increase after a success: the burst grows by one per
-// burst of successes, the share by a point per ten seconds of them.
-func (p *pace) grow() {
-	p.okRun++
+// grow is additive increase after a success that spent n: the burst
+// grows by one per burst of successes, the share by a point per second's
+// worth of them.
+func (p *pace) grow(n float64) {
+	p.okRun += n
 	switch {
-	case p.burst < p.burstMax && float64(p.okRun) >= p.burst:
+	case p.burst < p.burstMax && p.okRun >= p.burst:
 		p.burst++
 		p.okRun = 0
-	case p.burst >= p.burstMax && p.share < paceShare && float64(p.okRun) >= p.stated/6:
+	case p.burst >= p.burstMax && p.share < paceShare && p.okRun >= p.stated/60:
 		p.share = math.Min(paceShare, p.share+0.01)
 		p.okRun = 0
 	}
@@ -248,7 +258,7 @@ type govStats struct {
 }
 
 func newGovernor(name string) *governor {
-	return &governor{name: name, now: time.Now, afterFunc: func(d time.Duration, f func()) func() bool {
+	return &governor{name: name, now: time.Now, tok: pace{whole: true}, afterFunc: func(d time.Duration, f func()) func() bool {
 		return time.AfterFunc(d, f).Stop
 	}}
 }
@@ -283,14 +293,19 @@ func (e *rateWaitError) Error() string {
 
 // acquire waits until the account takes a call: a slot under the in-flight
 // limit, the pace and any hold, in the order the calls came. bound is how
-// long it may wait; size is the request's estimated tokens. It returns
-// the ticket to give done, and how long it waited.
-func (g *governor) acquire(ctx context.Context, bound time.Duration, size float64) (*ticket, time.Duration, error) {
+// long it may wait; estimate gives the request's tokens, asked only
+// while tokens are paced. It returns the ticket to give done, and how long
+// it waited.
+func (g *governor) acquire(ctx context.Context, bound time.Duration, estimate func() float64) (*ticket, time.Duration, error) {
 	g.mu.Lock()
 	now := g.now()
-	cost := size
-	if g.ratio > 0 {
-		cost *= g.ratio
+	var size, cost float64
+	if g.tok.on() && estimate != nil {
+		size = estimate()
+		cost = size
+		if g.ratio > 0 {
+			cost *= g.ratio
+		}
 	}
 	g.lastCost = cost
 	if len(g.queue) == 0 {
@@ -475,7 +490,7 @@ func (g *governor) end(t *ticket, now time.Time, o outcome) {
 				g.ratio += (r - g.ratio) / 10
 			}
 		}
-		g.grow()
+		g.grow(t)
 		return
 	}
 	if !o.limited() {
@@ -493,7 +508,7 @@ func (g *governor) end(t *ticket, now time.Time, o outcome) {
 	}
 	// One cut per round: a call started before the last cut was sent
 	// under the old limits, and its 429 says nothing new.
-	if t.start.After(g.cutAt) || g.cutAt.IsZero() {
+	if g.cutAt.IsZero() || (t.start.After(g.cutAt) && now.Sub(g.cutAt) >= cutEvery) {
 		if g.cutFor(t, o) {
 			g.cutAt = now
 		}
@@ -530,12 +545,12 @@ func (g *governor) cutFor(t *ticket, o outcome) bool {
 // grow is additive increase: the paces' bursts and shares, and the
 // in-flight limit by one per window of successes while it binds, until it
 // reaches the ceiling and is lifted.
-func (g *governor) grow() {
+func (g *governor) grow(t *ticket) {
 	if g.req.on() {
-		g.req.grow()
+		g.req.grow(1)
 	}
 	if g.tok.on() {
-		g.tok.grow()
+		g.tok.grow(t.cost)
 	}
 	if g.limit > 0 && g.inflight+1 >= g.limit {
 		g.okRun++
@@ -567,13 +582,6 @@ func (g *governor) waited(d time.Duration) {
 	g.mu.Lock()
 	g.stats.waited += d
 	g.mu.Unlock()
-}
-
-// pacing reports whether the governor paces the account's requests.
-func (g *governor) pacing() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.req.on()
 }
 
 // report is the governor's summary line, or "" when the account never

@@ -262,7 +262,7 @@ func TestRetryAfterHolds(t *testing.T) {
 	if ok, at := g.canStart(c.now, 0); ok || !at.Equal(t0.Add(2*time.Second)) {
 		t.Fatalf("canStart = %v, %v; want held until 2s", ok, at)
 	}
-	if _, _, err := g.acquire(context.Background(), time.Second, 0); err == nil || !strings.Contains(err.Error(), "asked to wait 2s") {
+	if _, _, err := g.acquire(context.Background(), time.Second, nil); err == nil || !strings.Contains(err.Error(), "asked to wait 2s") {
 		t.Errorf("acquire with 1s to wait: %v", err)
 	}
 	c.now = c.now.Add(2 * time.Second)
@@ -276,13 +276,13 @@ func TestRetryAfterHolds(t *testing.T) {
 func TestAcquireQueues(t *testing.T) {
 	g, _ := testGovernor(10)
 	g.limit = 1
-	first, _, err := g.acquire(context.Background(), time.Second, 0)
+	first, _, err := g.acquire(context.Background(), time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan *ticket)
 	go func() {
-		tk, _, _ := g.acquire(context.Background(), time.Minute, 0)
+		tk, _, _ := g.acquire(context.Background(), time.Minute, nil)
 		got <- tk
 	}()
 	select {
@@ -301,7 +301,7 @@ func TestAcquireQueues(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := g.acquire(ctx, time.Minute, 0); err == nil {
+	if _, _, err := g.acquire(ctx, time.Minute, nil); err == nil {
 		t.Error("a cancelled call got through a full limit")
 	}
 	if len(g.queue) != 0 {
@@ -333,5 +333,35 @@ func TestReport(t *testing.T) {
 	ReportRateLimits(&b)
 	if !strings.Contains(b.String(), "openai (http://a): 1 answer of 429") || strings.Contains(b.String(), "http://b") {
 		t.Errorf("report:\n%s", b.String())
+	}
+}
+
+// TestTokensWhole: a call that costs more tokens than the provider's
+// bucket holds waits for the bucket to be full, then leaves it in debt;
+// a 429 on tokens cuts the share of the rate, never the burst.
+func TestTokensWhole(t *testing.T) {
+	g, c := testGovernor(100)
+	tokens := func(status int, remaining float64) outcome {
+		return outcome{answered: true, status: status, rate: rateInfo{tok: limitInfo{
+			perMinute: 6000, remaining: remaining, hasRemaining: true, reset: 100 * time.Millisecond, hasReset: true,
+		}}}
+	}
+	// 90 left, full in 100ms at 100 a second: a bucket of 100, 90 less
+	// its reserve of 10.
+	g.end(g.start(c.now, 0), c.now, tokens(200, 90))
+	if g.tok.burstMax != 90 || g.tok.level != 80 {
+		t.Fatalf("burst %v, level %v; want 90, and 80 (90 less the reserve)", g.tok.burstMax, g.tok.level)
+	}
+	if ok, at := g.canStart(c.now, 200); ok || at.Sub(c.now).Round(time.Millisecond) != 105*time.Millisecond {
+		t.Fatalf("a call of 200 tokens: %v, at %v; want it held until the bucket is full, 10 tokens at 95 a second", ok, at.Sub(c.now))
+	}
+	c.now = c.now.Add(106 * time.Millisecond)
+	big := g.start(c.now, 200)
+	if ok, at := g.canStart(c.now, 10); ok || at.Sub(c.now) < time.Second {
+		t.Errorf("after a call of 200 tokens: %v, at %v; want 120 tokens of debt to wait for", ok, at.Sub(c.now))
+	}
+	g.end(big, c.now, tokens(429, 0))
+	if g.tok.burst != 90 || g.tok.share != paceShare*0.9 {
+		t.Errorf("after a 429: burst %v, share %v; want 90 and %v", g.tok.burst, g.tok.share, paceShare*0.9)
 	}
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -355,7 +356,7 @@ func (r *reliable) attempt(ctx context.Context, req *agenteval.ModelRequest, clo
 	cancel()
 	defer func() { <-r.sem }()
 	// The account's governor: its wait moves the budget's deadline on.
-	ticket, waited, err := r.gov.acquire(ctx, maxRateWait-clock.rateWaited, promptSize(req))
+	ticket, waited, err := r.gov.acquire(ctx, maxRateWait-clock.rateWaited, func() float64 { return promptSize(req) })
 	clock.rateWait(waited)
 	r.gov.waited(waited)
 	if err != nil {
@@ -433,19 +434,43 @@ func (r *reliable) attempt(ctx context.Context, req *agenteval.ModelRequest, clo
 }
 
 // promptSize estimates the tokens of a request, for pacing by a limit on
-// tokens: a quarter of the bytes it takes on the wire, roughly, its text
-// and some for the envelope, each message, tool call, tool and schema.
-// The governor scales it by what calls turn out to use.
+// tokens: a quarter of the bytes it takes on the wire, its messages, tool
+// calls, tools and schema with an allowance for the envelope. The governor
+// calls it only while it paces tokens (the schemas are encoded for it),
+// and scales it by what calls turn out to use.
 func promptSize(req *agenteval.ModelRequest) float64 {
 	n := 64
 	for _, m := range req.Messages {
-		n += len(m.Content) + 32 + 64*len(m.ToolCalls)
+		n += len(m.Content) + 32
+		for _, c := range m.ToolCalls {
+			n += 64 + len(c.Name) + len(c.RawArgs)
+			if c.RawArgs == "" {
+				n += jsonLen(c.Args)
+			}
+		}
 	}
-	n += 256 * len(req.Tools)
-	if req.Schema != nil {
-		n += 512
+	for _, t := range req.Tools {
+		n += 64 + len(t.Name) + len(t.Description) + jsonLen(t.Parameters)
+	}
+	if sc := req.Schema; sc != nil {
+		n += 64 + len(sc.Name) + len(sc.JSON)
+		if sc.JSON == nil {
+			n += jsonLen(sc.Schema)
+		}
 	}
 	return float64(n) / 4
+}
+
+// jsonLen is the length of v encoded, 0 when it does not encode.
+func jsonLen(v any) int {
+	if v == nil {
+		return 0
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b)
 }
 
 // rateLimitText tells a 429 that waiting lifts from the two that it does

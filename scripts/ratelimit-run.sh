@@ -10,17 +10,18 @@
 # rate-limit line, and the curve of requests in flight at the fake over
 # time, one row per -s seconds.
 #
-#   scripts/ratelimit-run.sh [-n 300] [-j 100] [-r 600] [-l 1s] [-w 1s] [-s 10] [-b BINARY]
+#   scripts/ratelimit-run.sh [-n 300] [-j 100] [-r 600] [-t 0] [-l 1s] [-w 1s] [-s 10] [-b BINARY]
 #
-# -w is the fake's --rate-window; -b uses a built binary instead of
-# building one. It exits 1 when a test did not pass.
+# -t adds a limit of tokens per minute (--tpm); -w is the fake's
+# --rate-window; -b uses a built binary instead of building one. It exits
+# 1 when a test did not pass.
 set -euo pipefail
-n=300 jobs=100 rpm=600 latency=1s window=1s step=10 bin=""
-while getopts "n:j:r:l:w:s:b:" o; do
+n=300 jobs=100 rpm=600 tpm=0 latency=1s window=1s step=10 bin=""
+while getopts "n:j:r:t:l:w:s:b:" o; do
   case $o in
-    n) n=$OPTARG ;; j) jobs=$OPTARG ;; r) rpm=$OPTARG ;; l) latency=$OPTARG ;;
+    n) n=$OPTARG ;; j) jobs=$OPTARG ;; r) rpm=$OPTARG ;; t) tpm=$OPTARG ;; l) latency=$OPTARG ;;
     w) window=$OPTARG ;; s) step=$OPTARG ;; b) bin=$OPTARG ;;
-    *) echo "usage: $0 [-n conversations] [-j jobs] [-r rpm] [-l latency] [-w rate window] [-s curve step in seconds] [-b binary]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-n conversations] [-j jobs] [-r rpm] [-t tpm] [-l latency] [-w rate window] [-s curve step in seconds] [-b binary]" >&2; exit 2 ;;
   esac
 done
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,12 +43,13 @@ fi
   done
 } > "$work/load.yaml"
 
-"$bin" fakellm --rpm "$rpm" --rate-window "$window" --latency "$latency" --stats "$work/stats.txt" \
+"$bin" fakellm --rpm "$rpm" --tpm "$tpm" --rate-window "$window" --latency "$latency" --stats "$work/stats.txt" \
   --addr 127.0.0.1:0 > "$work/fake.out" 2> "$work/fake.err" &
 fake=$!
 for _ in $(seq 100); do grep -q OPENAI_BASE_URL "$work/fake.out" 2>/dev/null && break; sleep 0.1; done
 export OPENAI_BASE_URL=$(sed -n 's/^export OPENAI_BASE_URL=//p' "$work/fake.out")
-export OPENAI_API_KEY=fake AGENTEVAL_CACHE_DIR="$work/cache"
+# A key that no answer's text holds: keys are redacted from all output.
+export OPENAI_API_KEY=sk-ratelimit-run AGENTEVAL_CACHE_DIR="$work/cache"
 cd "$work"
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 # The fake's counts before the run, so that only the run's are measured.
@@ -62,15 +64,17 @@ kill "$fake" && wait "$fake" 2>/dev/null || true
 fake=""
 after=$(tail -1 stats.txt)
 
-pass=$(grep -c '"verdict":"pass"' results.jsonl || true)
-notpass=$(grep -c '"verdict":"\(fail\|error\)"' results.jsonl || true)
+# Each test's own verdict: the first on its line, before its scores'.
+pass=$(grep -c '^{"test_id":[^{]*"verdict":"pass"' results.jsonl || true)
+notpass=$(grep -c '^{"test_id":[^{]*"verdict":"\(fail\|error\)"' results.jsonl || true)
 read -r _ s0 a0 l0 _ <<< "$before"
 read -r _ s1 a1 l1 _ <<< "$after"
 awk -v t0="$t0" -v t1="$t1" -v ok=$(((a1 - a0) - (l1 - l0))) -v lim=$((l1 - l0)) -v rpm="$rpm" \
   -v n="$n" -v jobs="$jobs" -v lat="$latency" -v pass="$pass" -v notpass="$notpass" -v code="$status" -v load="$load" 'BEGIN {
   wall = t1 - t0; rate = ok / wall * 60
-  printf "n=%d j=%d latency=%s rpm=%d: wall=%.1fs exit=%d passed=%d not-passed=%d requests=%d 429s=%d rate=%.0f/min (%.1f%% of the limit) load=%s\n",
-    n, jobs, lat, rpm, wall, code, pass, notpass, ok, lim, rate, 100 * rate / rpm, load
+  share = rpm > 0 ? sprintf(" (%.1f%% of the limit)", 100 * rate / rpm) : ""
+  printf "n=%d j=%d latency=%s rpm=%d: wall=%.1fs exit=%d passed=%d not-passed=%d requests=%d 429s=%d rate=%.0f/min%s load=%s\n",
+    n, jobs, lat, rpm, wall, code, pass, notpass, ok, lim, rate, share, load
 }'
 grep -i "answers\? of 429" run.err || true
 echo
