@@ -155,4 +155,18 @@ func TestRateLimitIsNotAFailure(t *testing.T) {
 	if took := time.Since(begin); took > time.Second {
 		t.Errorf("gave up after %v", took)
 	}
+
+	// A provider that states a generous limit and refuses every call
+	// anyway: the call backs off until it has waited all it may, and
+	// says so, rather than spinning.
+	s, m = openFake(t, fakellm.Options{RateLimit: &fakellm.RateLimit{RequestsPerMinute: 1 << 20}}, func(c *provider.Config) { c.RetryWait = time.Millisecond })
+	s.Add(&fakellm.Rule{Reply: fakellm.Reply{Status: 429, ErrorMessage: "Rate limit reached"}})
+	begin = time.Now()
+	_, err = m.Generate(context.Background(), ask())
+	if err == nil || !strings.Contains(err.Error(), "gave up: the call waited 200ms in all for the rate limit") {
+		t.Errorf("err = %v", err)
+	}
+	if took, n := time.Since(begin), s.Calls(); took > time.Second || n > 40 {
+		t.Errorf("gave up after %v and %d requests", took, n)
+	}
 }

@@ -137,8 +137,9 @@ func (r *reliable) generate(ctx context.Context, req *agenteval.ModelRequest, cl
 	spec := r.cfg.String()
 	var last *Error // the previous attempt's failure
 	// failures counts the failed attempts that MaxRetries bounds: all but
-	// rate limits, which only slow a call down (see rateLimited).
-	for failures := 0; ; {
+	// rate limits, which only slow a call down (see rateLimited); limited
+	// counts the rate limits in a row.
+	for failures, limited := 0, 0; ; {
 		resp, class, err := r.attempt(ctx, req, clock)
 		if err == nil {
 			return resp, nil
@@ -154,12 +155,14 @@ func (r *reliable) generate(ctx context.Context, req *agenteval.ModelRequest, cl
 			return nil, e
 		}
 		if class.rateLimited {
-			if err := r.waitOutRateLimit(ctx, class, e, bo, clock); err != nil {
+			limited++
+			if err := r.waitOutRateLimit(ctx, class, e, bo, clock, limited); err != nil {
 				return nil, err
 			}
 			last = e
 			continue
 		}
+		limited = 0
 		failures++
 		attempt := failures
 		// Nothing listens at the endpoint: after one more try (a server
@@ -202,16 +205,22 @@ func (r *reliable) generate(ctx context.Context, req *agenteval.ModelRequest, cl
 // waitOutRateLimit waits before the next attempt after a rate limit's
 // 429: the governor holds and paces the next attempt by itself when the
 // provider said when to come back or states its rate; else the call
-// backs off. The wait grows the call budget rather than spending it, and
-// all of a call's waits for the rate limit are bounded by maxRateWait.
-func (r *reliable) waitOutRateLimit(ctx context.Context, class errClass, e *Error, bo *backoff.ExponentialBackOff, clock *callClock) error {
+// backs off, as it does from the third 429 in a row whatever the governor
+// does, so that the waits add up to maxRateWait, which bounds them, and a
+// call never spins. The wait grows the call budget rather than spending
+// it.
+func (r *reliable) waitOutRateLimit(ctx context.Context, class errClass, e *Error, bo *backoff.ExponentialBackOff, clock *callClock, inRow int) error {
 	left := maxRateWait - clock.rateWaited
+	if left <= 0 {
+		e.Msg += fmt.Sprintf("; gave up: the call waited %s in all for the rate limit, the most a call may wait", maxRateWait)
+		return e
+	}
 	if class.retryAfter >= left {
 		e.Msg += fmt.Sprintf("; gave up: the server asked to wait %s, and a call waits at most %s in all for the rate limit",
 			class.retryAfter.Round(time.Millisecond), maxRateWait)
 		return e
 	}
-	if class.held {
+	if class.held && inRow < 3 {
 		return nil
 	}
 	wait := min(bo.NextBackOff(), left)
