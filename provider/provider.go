@@ -2,7 +2,8 @@
 // makes every model reliable in the same way: a per-provider concurrency
 // limit and rate limit, a timeout per call, retries with backoff on 429, 5xx,
 // timeouts and garbage bodies that honour Retry-After, secret redaction in
-// every error, and token cost from a price table.
+// every error, and token cost from a price table. It paces each account by
+// the rate limits its answers state (adaptive.go).
 //
 // The adapters (provider/openai, provider/anthropic, provider/gemini)
 // register themselves here, as database/sql drivers do; import them for
@@ -57,7 +58,10 @@ type Config struct {
 	// the wait for Concurrency and RequestsPerMinute, which only the
 	// caller's context bounds. Default (MaxRetries+1) × Timeout + 30s; a
 	// server asking for a longer wait than is left, or a rate limit that
-	// would start a retry past it, gets the call failed, saying so.
+	// would start a retry past it, gets the call failed, saying so. Waits
+	// for a provider's rate limit (a 429 that states its limits, or the
+	// pace its headers set) move the deadline on; a call waits at most 10
+	// minutes in all for them.
 	CallBudget time.Duration
 	// Prices overrides the built-in price table.
 	Prices *PriceTable

@@ -27,7 +27,7 @@ func (f *judgeFlags) add(fl *pflag.FlagSet) {
 	fl.DurationVar(&m.Timeout, "timeout", 60*time.Second, "time limit for each model call attempt")
 	fl.DurationVar(&m.CallBudget, "call-budget", 0, "time limit for a model call with all its retries and waits (default (--max-retries + 1) × --timeout + 30s)")
 	fl.IntVar(&f.maxRetries, "max-retries", 4, "retries of a model call on 429, 5xx, timeouts and unreadable replies")
-	fl.Float64Var(&m.RequestsPerMinute, "rpm", 0, "most model calls per minute to one provider (0: no limit)")
+	fl.Float64Var(&m.RequestsPerMinute, "rpm", 0, "most model calls per minute to one provider (0: no limit; providers that state their limits are paced by them without it)")
 	fl.StringVar(&m.Prices, "prices", "", "JSON price table overriding the built-in prices (dollars per million tokens)")
 }
 
