@@ -5,8 +5,8 @@
 // It speaks the REST API itself rather than through the google.golang.org/genai
 // SDK: one call and its JSON are all agenteval needs, and the SDK brought
 // Google Cloud's authentication and gRPC packages into every build of the
-// CLI (about a tenth of its compile time and 5 MB of its binary) for the
-// Vertex AI backend, which agenteval does not use.
+// CLI (96 packages, 4 % of a first build's CPU and 4.7 MB of its binary)
+// for the Vertex AI backend, which agenteval does not use.
 //
 // Importing it registers the "gemini" provider. It imports the root
 // package, provider and the standard library.
