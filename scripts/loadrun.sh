@@ -54,10 +54,16 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+built=""
 if [ -z "$bin" ]; then
-  (cd "$repo" && go build -o "$work/agenteval" ./cmd/agenteval)
-  bin="$work/agenteval"
+  (cd "$repo" && go build -o "$work/built" ./cmd/agenteval)
+  bin="$work/built" built=$(git -C "$repo" describe --always --dirty 2>/dev/null)
 fi
+# The run uses a copy, as a release's archive would install it: the pages
+# of a binary the linker has just written count 5 to 10 MB more in RSS
+# than those of the same bytes copied.
+cp "$bin" "$work/agenteval"
+bin="$work/agenteval"
 cd "$work"
 
 # conversations N FILE writes N conversations of 4 turns, a judge rubric on
@@ -190,7 +196,7 @@ read -r fc fc0 fc1 < <(stats 2 fast.txt)
 read -r fr _ _ < <(stats 3 fast.txt)
 read -r ff _ _ < <(stats 5 fast.txt)
 version=$("$bin" --version 2>/dev/null | head -1)
-[ "$bin" = "$work/agenteval" ] && version="$version, built from $(git -C "$repo" describe --always --dirty 2>/dev/null)"
+[ -n "$built" ] && version="$version, built from $built"
 cpus=$(getconf _NPROCESSORS_ONLN)
 awk -v v="$version" -v cpus="$cpus" -v runs="$runs" -v d="$(date -u +%Y-%m-%d)" 'BEGIN {
   printf "Measured on %s with `scripts/loadrun.sh --table` (%s; %d CPUs, shared): medians of %d runs, ranges in brackets, and the 1-minute load average before each run.\n\n", d, v, cpus, runs }'
