@@ -96,7 +96,7 @@ var rules = map[string]rule{
 	// Models: the reliable wrapper, its adapters, and the cache.
 	"provider":           {may: []string{".", "internal/redact", "internal/jsonpos"}, ext: []string{"github.com/cenkalti/backoff/v5", "golang.org/x/time/rate"}},
 	"provider/anthropic": {may: []string{".", "provider"}, ext: []string{"github.com/anthropics/anthropic-sdk-go/..."}},
-	"provider/gemini":    {may: []string{".", "provider"}, ext: []string{"google.golang.org/genai/..."}},
+	"provider/gemini":    {may: []string{".", "provider"}},
 	"provider/openai":    {may: []string{".", "provider"}, ext: []string{"github.com/openai/openai-go/v3/..."}},
 	"cache":              {may: []string{".", "internal/redact"}},
 
