@@ -200,26 +200,36 @@ func readLabel(w http.ResponseWriter, r *http.Request, put bool) (*labelRequest,
 	return &q, true
 }
 
-// putLabel stores a person's verdict on a judged criterion of a run:
-// POST /api/labels with a labelRequest.
-func (s *Server) putLabel(w http.ResponseWriter, r *http.Request) {
+// labelWrite reads a write to a criterion's label: the checks every
+// write passes, the request, and the run's judged criterion it names.
+func (s *Server) labelWrite(w http.ResponseWriter, r *http.Request, put bool) (*labelRequest, *runIndex, *criterion, bool) {
 	if !s.checkWrite(w, r) {
-		return
+		return nil, nil, nil, false
 	}
-	q, ok := readLabel(w, r, true)
+	q, ok := readLabel(w, r, put)
 	if !ok {
-		return
+		return nil, nil, nil, false
 	}
-	ctx := r.Context()
-	idx, ok := s.runIndex(w, ctx, q.RunID)
+	idx, ok := s.runIndex(w, r.Context(), q.RunID)
 	if !ok {
-		return
+		return nil, nil, nil, false
 	}
 	c, err := idx.find(q.key())
 	if err != nil {
 		apiError(w, http.StatusUnprocessableEntity, "run %s: %v", q.RunID, err)
+		return nil, nil, nil, false
+	}
+	return q, idx, c, true
+}
+
+// putLabel stores a person's verdict on a judged criterion of a run:
+// POST /api/labels with a labelRequest.
+func (s *Server) putLabel(w http.ResponseWriter, r *http.Request) {
+	q, idx, c, ok := s.labelWrite(w, r, true)
+	if !ok {
 		return
 	}
+	ctx := r.Context()
 	l := store.Label{LabelKey: c.LabelKey, Human: agenteval.Verdict(q.Human), Note: q.Note, Labeller: s.Labeller}
 	l.RunID = q.RunID
 	if err := s.labels().PutLabels(ctx, []store.Label{l}); err != nil {
@@ -232,23 +242,11 @@ func (s *Server) putLabel(w http.ResponseWriter, r *http.Request) {
 // deleteLabel removes the label of a criterion: DELETE /api/labels with
 // its key.
 func (s *Server) deleteLabel(w http.ResponseWriter, r *http.Request) {
-	if !s.checkWrite(w, r) {
-		return
-	}
-	q, ok := readLabel(w, r, false)
+	q, idx, c, ok := s.labelWrite(w, r, false)
 	if !ok {
 		return
 	}
 	ctx := r.Context()
-	idx, ok := s.runIndex(w, ctx, q.RunID)
-	if !ok {
-		return
-	}
-	c, err := idx.find(q.key())
-	if err != nil {
-		apiError(w, http.StatusUnprocessableEntity, "run %s: %v", q.RunID, err)
-		return
-	}
 	k := c.LabelKey
 	k.RunID = q.RunID
 	if err := s.labels().DeleteLabel(ctx, k); err != nil {
