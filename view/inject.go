@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"encoding/json"
-	"html/template"
 	"io"
 	"strings"
 
@@ -36,15 +35,6 @@ func labelCSP() string {
 	return strings.Replace(p, "script-src ", "script-src "+cspHash(labelsJS)+" ", 1)
 }
 
-// metaCSP is the page's CSP element as the report's template writes it.
-func metaCSP(policy string) string {
-	var b strings.Builder
-	metaTemplate.Execute(&b, policy)
-	return b.String()
-}
-
-var metaTemplate = template.Must(template.New("meta").Parse(`<meta http-equiv="Content-Security-Policy" content="{{.}}">`))
-
 // labelPage rewrites a report page on its way out to add labelling: the
 // policy in the page's head allows the labelling script and style, and
 // they come at the end of the body with the page's facts (the run, who
@@ -72,7 +62,7 @@ const headLimit = 256 << 10
 const tailHold = 64
 
 func newLabelPage(w io.Writer) *labelPage {
-	return &labelPage{w: w, old: []byte(metaCSP(report.CSP())), new: []byte(metaCSP(labelCSP()))}
+	return &labelPage{w: w, old: []byte(report.MetaCSP(report.CSP())), new: []byte(report.MetaCSP(labelCSP()))}
 }
 
 func (p *labelPage) Write(b []byte) (int, error) {

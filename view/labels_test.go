@@ -3,6 +3,7 @@ package view
 import (
 	"context"
 	"encoding/json"
+	"html/template"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -378,6 +379,22 @@ func TestViewLabelPageWriter(t *testing.T) {
 		}
 		if strings.Replace(strings.Replace(got, metaCSP(labelCSP()), metaCSP(report.CSP()), 1), got[strings.Index(got, `<script type="application/json" id="agenteval-labels">`):strings.LastIndex(got, "</body>")], "", 1) != page {
 			t.Errorf("writes of %d bytes: the page changed beyond the policy and the labelling part", size)
+		}
+	}
+}
+
+// metaCSP is the policy element as html/template writes it: the page the
+// viewer widens must hold exactly what report.MetaCSP finds.
+func metaCSP(policy string) string {
+	var b strings.Builder
+	template.Must(template.New("meta").Parse(`<meta http-equiv="Content-Security-Policy" content="{{.}}">`)).Execute(&b, policy)
+	return b.String()
+}
+
+func TestMetaCSPAsTemplateWritesIt(t *testing.T) {
+	for _, p := range []string{report.CSP(), labelCSP(), `a "b" & 'c' <d> +e` + "\x00"} {
+		if got, want := report.MetaCSP(p), metaCSP(p); got != want {
+			t.Errorf("report.MetaCSP(%q) = %q, html/template writes %q", p, got, want)
 		}
 	}
 }
