@@ -90,7 +90,7 @@ var rules = map[string]rule{
 	"results":      {may: []string{".", "internal/redact", "internal/jsonvalue"}},
 	"compare":      {may: []string{".", "report", "results"}},
 	"shard":        {may: []string{".", "results"}},
-	"otelexport":   {may: []string{".", "results", "internal/redact"}, ext: []string{"go.opentelemetry.io/otel/..."}},
+	"otelexport":   {may: []string{".", "results", "internal/redact"}, ext: []string{"go.opentelemetry.io/otel", "go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/codes", "go.opentelemetry.io/otel/exporters/otlp/otlptrace", "go.opentelemetry.io/otel/sdk/...", "go.opentelemetry.io/otel/semconv/...", "go.opentelemetry.io/otel/trace", "go.opentelemetry.io/proto/otlp/trace/v1", "google.golang.org/protobuf/proto", "google.golang.org/protobuf/encoding/protowire"}},
 	"otlpreceiver": {may: []string{".", "trace"}, ext: []string{"go.opentelemetry.io/proto/otlp/...", "google.golang.org/protobuf/..."}},
 
 	// Models: the reliable wrapper, its adapters, and the cache.

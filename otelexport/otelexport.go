@@ -1,6 +1,8 @@
 // Package otelexport sends evaluation results to an observability backend
 // as OpenTelemetry traces (agenteval run --otel, agenteval score --otel),
-// through the official Go SDK and its OTLP/HTTP exporter.
+// built with the official Go SDK and sent over OTLP/HTTP (binary protobuf)
+// by a client of its own (client.go), configured by the standard
+// OTEL_EXPORTER_OTLP_* variables.
 //
 // Each test is one trace: a span per test, a child span per turn (and for
 // the conversation-level grading), and a child span per grader. Every
@@ -12,14 +14,14 @@
 // test.suite.name, test.case.id and test.case.result.status, as semantic
 // conventions v1.41.0 name them.
 //
-// It may import the root package, results, internal/redact and the
-// OpenTelemetry SDK.
+// It may import the root package, results, internal/redact, the
+// OpenTelemetry SDK with its otlptrace exporter (not otlptracehttp, which
+// links gRPC), the OTLP trace types and protobuf.
 package otelexport
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,7 +33,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -40,19 +42,30 @@ import (
 
 // Options configure an Exporter. The zero value exports to what the
 // standard OTEL_EXPORTER_OTLP_* variables say, else http://localhost:4318.
+// Options win over the variables.
+//
+// The variables honoured, each also in its OTEL_EXPORTER_OTLP_TRACES_
+// form, which wins: ENDPOINT (a base URL that /v1/traces is added to; the
+// TRACES_ form is used as is), HEADERS (key=value pairs separated by
+// commas, URL-encoded), TIMEOUT (milliseconds), COMPRESSION (gzip or
+// none), CERTIFICATE, CLIENT_CERTIFICATE and CLIENT_KEY (PEM files, for an
+// https endpoint), and PROTOCOL, which must be http/protobuf if set: grpc
+// and http/json are errors, as is any value that cannot be read.
 type Options struct {
 	// Endpoint is the OTLP/HTTP base URL (such as http://127.0.0.1:4318);
 	// traces go to its /v1/traces. Empty leaves it to the environment.
 	Endpoint string
-	// Headers are sent with every export (such as an API key); the
-	// environment's OTEL_EXPORTER_OTLP_HEADERS also apply.
+	// Headers are sent with every export (such as an API key), over
+	// those OTEL_EXPORTER_OTLP_HEADERS names. Their values, and the
+	// variable's, are hidden from every message.
 	Headers map[string]string
 	// ServiceName names the resource; empty means OTEL_SERVICE_NAME, else
 	// "agenteval".
 	ServiceName string
 	// Version is the agenteval version, for service.version.
 	Version string
-	// Timeout bounds each export; 0 means 10s.
+	// Timeout bounds each export, retries included; 0 means
+	// OTEL_EXPORTER_OTLP_TIMEOUT, else 10s.
 	Timeout time.Duration
 }
 
@@ -68,31 +81,11 @@ type Exporter struct {
 // New starts an exporter. Spans are batched and sent in the background;
 // Close flushes them.
 func New(ctx context.Context, opt Options) (*Exporter, error) {
-	// Export headers usually carry credentials (Langfuse's Basic auth, an
-	// API key): no error message may show them.
-	for _, k := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
-		for _, kv := range strings.Split(os.Getenv(k), ",") {
-			if _, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(v) != "" {
-				redact.Add(strings.TrimSpace(v))
-			}
-		}
+	cfg, err := configure(opt)
+	if err != nil {
+		return nil, fmt.Errorf("otel export: %w", err)
 	}
-	for _, v := range opt.Headers {
-		redact.Add(v)
-	}
-	var eo []otlptracehttp.Option
-	if opt.Endpoint != "" {
-		eo = append(eo, otlptracehttp.WithEndpointURL(strings.TrimRight(opt.Endpoint, "/")+"/v1/traces"))
-	}
-	if len(opt.Headers) > 0 {
-		eo = append(eo, otlptracehttp.WithHeaders(opt.Headers))
-	}
-	timeout := opt.Timeout
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	eo = append(eo, otlptracehttp.WithTimeout(timeout))
-	exp, err := otlptracehttp.New(ctx, eo...)
+	exp, err := otlptrace.New(ctx, newClient(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("otel export: %w", err)
 	}
