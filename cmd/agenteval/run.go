@@ -262,7 +262,9 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		f.otlp.stop(e, true)
 		return cliErr(err)
 	}
+	mp := startMemProfile(e.stderr)
 	out, runErr := plan.Run(ctx, sink)
+	mp.finish(e.stderr)
 	prog.stop()
 	f.otlp.stop(e, opt.Quiet)
 	if out == nil {
