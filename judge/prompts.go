@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"text/template"
 )
 
 //go:embed prompts/*.txt prompts/rules.tmpl
@@ -28,7 +27,9 @@ const userMarker = "\n=== user ===\n"
 // Template is prompt text that quotes material through the functions of
 // funcs, rendered under a fresh nonce each time. The shared rules
 // (prompts/rules.tmpl) are available to it as {{template "quoting" .}} and
-// {{template "criteria" "the assistant"}}.
+// {{template "criteria" "the assistant"}}. Its language is the part of
+// text/template's that our prompts use (tmpl.go); it renders what
+// text/template would.
 //
 // It is parsed once with a placeholder for the nonce, a secret of the
 // process that quoted text cannot know (and from which NUL bytes are
@@ -38,7 +39,7 @@ const userMarker = "\n=== user ===\n"
 // of most prompts: rules and quoting instructions) is run once, at parse
 // time, and each rendering only swaps in its nonce.
 type Template struct {
-	t *template.Template
+	root []*tnode
 	// static is the output, placeholder included, of a template that does
 	// not read its data; "" when it does.
 	static string
@@ -51,19 +52,21 @@ type Template struct {
 var placeholder = "\x00" + NewNonce() + "\x00"
 
 // ParseTemplate parses prompt text. Missing keys are errors, so a prompt
-// never silently drops what it was meant to show.
+// never silently drops what it was meant to show; so is syntax the
+// template language does not have, with the line it is on.
 func ParseTemplate(name, text string) (*Template, error) {
-	rules, err := promptFS.ReadFile("prompts/rules.tmpl")
+	return parsePrompt(name, text, 1)
+}
+
+// parsePrompt is ParseTemplate for text whose first line is line firstLine
+// of its file, so that errors give the file's line.
+func parsePrompt(name, text string, firstLine int) (*Template, error) {
+	t, err := parseTemplate(name, text, firstLine)
 	if err != nil {
 		return nil, err
 	}
-	t, err := template.New(name).Option("missingkey=error").Funcs(funcs(placeholder)).Parse(strings.TrimSpace(text) + string(rules))
-	if err != nil {
-		return nil, fmt.Errorf("prompt %s: %w", name, err)
-	}
-	out := &Template{t: t}
-	out.static = out.staticText()
-	return out, nil
+	t.static = t.staticText()
+	return t, nil
 }
 
 // probe is data with no fields whose printed form is a secret of the
@@ -81,7 +84,7 @@ func (probe) String() string { return probeText }
 // nor tests it), and that output is returned.
 func (t *Template) staticText() string {
 	var a, b strings.Builder
-	if t.t.Execute(&a, nil) != nil || t.t.Execute(&b, probe{}) != nil {
+	if t.run(&a, nil) != nil || t.run(&b, probe{}) != nil {
 		return ""
 	}
 	if a.String() != b.String() || strings.Contains(a.String(), probeText) || a.Len() == 0 {
@@ -90,14 +93,15 @@ func (t *Template) staticText() string {
 	return strings.TrimSpace(a.String())
 }
 
-// Execute renders the template with data under nonce.
+// Execute renders the template with data under nonce. Errors name the
+// prompt and the line.
 func (t *Template) Execute(nonce string, data any) (string, error) {
 	if t.static != "" {
 		return strings.ReplaceAll(t.static, placeholder, nonce), nil
 	}
 	var b strings.Builder
 	b.Grow(int(t.size.Load()))
-	if err := t.t.Execute(&b, data); err != nil {
+	if err := t.run(&b, data); err != nil {
 		return "", err
 	}
 	t.size.Store(int64(b.Len()))
@@ -133,8 +137,10 @@ func loadTemplates() {
 			return
 		}
 		var pair [2]*Template
+		// The user part starts on the line after the marker.
+		first := [2]int{1, strings.Count(sys, "\n") + 3}
 		for i, text := range []string{sys, user} {
-			t, err := ParseTemplate(name, text)
+			t, err := parsePrompt(name, text, first[i])
 			if err != nil {
 				tmplErr = err
 				return
@@ -163,7 +169,7 @@ func render(name string, data any, nonce string) (Prompt, error) {
 	for i, t := range pair {
 		s, err := t.Execute(nonce, data)
 		if err != nil {
-			return Prompt{}, fmt.Errorf("prompt %s: %w", name, err)
+			return Prompt{}, err // it names the prompt
 		}
 		out[i] = s
 	}
