@@ -3,7 +3,9 @@
 // validation of the reply with up to two repair requests, majority voting
 // over several samples, and calls marked so that a caching model
 // (cache.Wrap) keys them by their content. Its prompts are our own text,
-// kept as embedded files.
+// kept as embedded files, and rendered by a small template engine of its
+// own (tmpl.go): text/template's reflection would keep every exported
+// method of the program linked.
 //
 // It also owns how untrusted text reaches a model (quote.go): every piece
 // of material under review is quoted in a block whose tags carry a per-call
