@@ -250,6 +250,23 @@ tests:
 	}
 }
 
+// A file of tests that would read itself, directly or through another, is
+// an error, not an endless loop.
+func TestTestsFileReadsItself(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"self.yaml":   "tests: ./*.yaml\n",
+		"a/one.yaml":  "tests: [../a/two.yaml]\n",
+		"a/two.yaml":  "tests:\n  - ./one.yaml\n  - {id: x, input: hi}\n",
+		"a/main.yaml": "tests: [./one.yaml]\n",
+	})
+	for _, f := range []string{"self.yaml", "a/main.yaml"} {
+		_, err := Load(filepath.Join(dir, f), Options{})
+		if err == nil || !strings.Contains(err.Error(), "a file of tests cannot read itself") {
+			t.Errorf("%s: error %v", f, err)
+		}
+	}
+}
+
 // Features that cannot run here make only the tests that use them skip,
 // with the feature named; the rest of the file loads and runs.
 func TestUnrunnableFeaturesSkip(t *testing.T) {

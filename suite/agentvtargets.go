@@ -49,8 +49,8 @@ func (d *decoder) agentvTargets(s *Suite) {
 	resolveAliases(s)
 	cfg := d.agentvConfig()
 	wanted := append([]string{s.DefaultTarget}, s.Matrix...)
-	for _, t := range s.Tests {
-		wanted = append(wanted, t.Targets...)
+	for i := range s.NumTests() {
+		wanted = append(wanted, s.Info(i).Targets...)
 	}
 	defined := map[string]bool{}
 	for _, t := range s.Targets {

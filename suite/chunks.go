@@ -1,7 +1,11 @@
 package suite
 
 import (
+	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"hash"
+	"io"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -22,112 +26,169 @@ import (
 // chunked turns the split off, for tests that compare both ways.
 var chunked = true
 
-// chunk is the text of some items of the tests sequence (chunkItems of
-// them, or the rest), and the line of the file it starts on. A parser per
-// item cost more in its buffers than the tree of the item.
+// chunk is some items of the tests sequence (chunkItems of them, or the
+// rest): where their text is in the file, and the line it starts on. A
+// parser per item cost more in its buffers than the tree of the item.
 type chunk struct {
-	text  []byte
-	line  int
-	count int
+	off, size int64
+	line      int
+	count     int
+	// sum is the SHA-256 of the text, when the file is read again later
+	// (a streamed suite), to tell a file changed since it was loaded.
+	sum [sha256.Size]byte
+	// text is the chunk's text when the file is in memory; a streamed
+	// file's is read when the chunk is parsed.
+	text []byte
 	// nodes are the items, once parsed; each is let go as it is read.
 	nodes []*yaml.Node
+	// firstItem and firstTest are the index of the chunk's first item
+	// among the file's items, and of its first test among the suite's;
+	// tests is how many tests its items gave (a streamed suite).
+	firstItem, firstTest, tests int
 }
 
 // chunkItems is how many tests a chunk holds.
 const chunkItems = 64
 
-// splitTests finds a "tests:" line at the left margin whose value is a
-// block sequence, and returns the file with the sequence's lines blanked,
-// the line of tests:, and the items. ok is false for any file whose shape
-// it is not sure of: directives, document markers, tabs in indentation, no
-// tests: line or more than one.
+// splitTests splits an eval file in memory (see scanTests): the chunks'
+// text is the file's own bytes.
 func splitTests(data []byte) (head []byte, testsLine int, chunks []chunk, ok bool) {
-	// A first look, without allocating: most files that will not split
-	// (no tests: line, anchors above it) are told at once.
-	testsAt := -1
-	for i, rest := 0, data; len(rest) > 0; i++ {
-		l := rest
-		if k := bytes.IndexByte(rest, '\n'); k >= 0 {
-			l = rest[:k+1]
-		}
-		rest = rest[len(l):]
-		if len(l) > 0 && (l[0] == '%' || bytes.HasPrefix(l, []byte("---")) || bytes.HasPrefix(l, []byte("..."))) {
-			return nil, 0, nil, false
-		}
-		if indentOf(l) < 0 || testsAt < 0 && hasAnchor(l) {
-			return nil, 0, nil, false
-		}
-		if isTestsKey(l) {
-			if testsAt >= 0 {
-				return nil, 0, nil, false
-			}
-			testsAt = i
-		}
-	}
-	if testsAt < 0 {
+	sp, ok, _ := scanTests(bytes.NewReader(data), false)
+	if !ok {
 		return nil, 0, nil, false
 	}
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	// The sequence: its first item sets the indentation n; it goes on
-	// through blank lines, comments, lines indented deeper than n, and
-	// further items at n.
-	n := -1
-	end := len(lines)
-	var starts []int
-	for i := testsAt + 1; i < len(lines); i++ {
-		l := lines[i]
-		if isBlankOrComment(l) {
-			continue
+	for i := range sp.chunks {
+		c := &sp.chunks[i]
+		c.text = data[c.off : c.off+c.size]
+	}
+	return sp.head, sp.line, sp.chunks, true
+}
+
+// split is what scanTests found: the file with the sequence's lines
+// blanked, the line of tests:, and the chunks of items.
+type split struct {
+	head   []byte
+	line   int
+	chunks []chunk
+}
+
+// scanTests reads a file once, line by line, for a "tests:" line at the
+// left margin whose value is a block sequence, and returns the file with
+// the sequence's lines blanked, the line of tests:, and where the chunks
+// of items are (each one's SHA-256 too when sums is set). ok is false for
+// any file whose shape it is not sure of: directives, document markers,
+// tabs in indentation, no tests: line or more than one, anchors outside
+// the sequence; err is a read error.
+func scanTests(r io.Reader, sums bool) (sp *split, ok bool, err error) {
+	const (
+		before = iota // above tests:
+		inside        // under tests:, in its sequence
+		after         // below the sequence
+	)
+	state := before
+	sp = &split{}
+	var head bytes.Buffer
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte // a line longer than the reader's buffer
+	var off int64
+	n := -1 // the items' indentation
+	var cur *chunk
+	var h hash.Hash
+	if sums {
+		h = sha256.New()
+	}
+	closeChunk := func(end int64) {
+		if cur == nil {
+			return
 		}
-		ind := indentOf(l)
-		if n < 0 {
-			if !isItem(l, ind) {
-				return nil, 0, nil, false // not a block sequence
+		cur.size = end - cur.off
+		if h != nil {
+			h.Sum(cur.sum[:0])
+			h.Reset()
+		}
+		cur = nil
+	}
+	for lineNo := 1; ; lineNo++ {
+		l, rerr := br.ReadSlice('\n')
+		for rerr == bufio.ErrBufferFull {
+			long = append(long[:0:0], l...)
+			var more []byte
+			more, rerr = br.ReadSlice('\n')
+			long = append(long, more...)
+			l = long
+		}
+		if rerr != nil && rerr != io.EOF {
+			return nil, false, rerr
+		}
+		if len(l) == 0 && rerr == io.EOF {
+			break
+		}
+		if l[0] == '%' || bytes.HasPrefix(l, []byte("---")) || bytes.HasPrefix(l, []byte("...")) || indentOf(l) < 0 {
+			return nil, false, nil
+		}
+		lineOff := off
+		off += int64(len(l))
+		if state == inside && !isBlankOrComment(l) {
+			ind := indentOf(l)
+			switch {
+			case n < 0 && !isItem(l, ind):
+				return nil, false, nil // not a block sequence
+			case n < 0 || ind == n && isItem(l, ind):
+				n = ind
+				if cur == nil || cur.count == chunkItems {
+					closeChunk(lineOff)
+					sp.chunks = append(sp.chunks, chunk{off: lineOff, line: lineNo})
+					cur = &sp.chunks[len(sp.chunks)-1]
+				}
+				cur.count++
+			case ind > n:
+			default:
+				closeChunk(lineOff)
+				state = after
 			}
-			n = ind
 		}
-		if ind == n && isItem(l, ind) {
-			starts = append(starts, i)
-			continue
-		}
-		if ind > n {
-			continue
-		}
-		end = i
-		break
-	}
-	if len(starts) == 0 {
-		return nil, 0, nil, false
-	}
-	// Anchors outside the tests (shared defaults, merge keys) are used by
-	// the tests, and a chunk on its own would not know them: parse whole
-	// at once rather than find out chunk by chunk.
-	for _, l := range lines[end:] {
-		if hasAnchor(l) {
-			return nil, 0, nil, false
-		}
-	}
-	var h bytes.Buffer
-	h.Grow(len(data))
-	for i, l := range lines {
-		if i >= starts[0] && i < end {
+		switch state {
+		case before:
+			if hasAnchor(l) {
+				return nil, false, nil
+			}
+			if isTestsKey(l) {
+				state, sp.line = inside, lineNo
+			}
+			head.Write(l)
+		case inside:
+			if cur == nil {
+				head.Write(l) // between tests: and its first item
+				break
+			}
+			if h != nil {
+				h.Write(l)
+			}
 			if bytes.HasSuffix(l, []byte("\r\n")) {
-				h.WriteString("\r\n")
+				head.WriteString("\r\n")
 			} else if bytes.HasSuffix(l, []byte("\n")) {
-				h.WriteByte('\n')
+				head.WriteByte('\n')
 			}
-			continue
+		case after:
+			// Anchors outside the tests (shared defaults, merge keys) are
+			// used by the tests, and a chunk on its own would not know
+			// them: parse whole at once rather than find out chunk by
+			// chunk.
+			if hasAnchor(l) || isTestsKey(l) {
+				return nil, false, nil
+			}
+			head.Write(l)
 		}
-		h.Write(l)
-	}
-	for k := 0; k < len(starts); k += chunkItems {
-		e, count := end, min(chunkItems, len(starts)-k)
-		if k+count < len(starts) {
-			e = starts[k+count]
+		if rerr == io.EOF {
+			break
 		}
-		chunks = append(chunks, chunk{text: bytes.Join(lines[starts[k]:e], nil), line: starts[k] + 1, count: count})
 	}
-	return h.Bytes(), testsAt + 1, chunks, true
+	closeChunk(off)
+	if len(sp.chunks) == 0 {
+		return nil, false, nil
+	}
+	sp.head = head.Bytes()
+	return sp, true, nil
 }
 
 // hasAnchor reports what may be an anchor on a line: "&" opening a token,
@@ -216,8 +277,15 @@ func (d *decoder) chunkedItems(root, testsNode *yaml.Node, testsLine int, chunks
 func (d *decoder) itemNode(it testItem) (*yaml.Node, bool) {
 	c := it.chunk
 	if c.nodes == nil {
+		text := c.text
+		if text == nil && d.split != nil && d.split.read != nil {
+			var err error
+			if text, err = d.split.read(c); err != nil {
+				return nil, false
+			}
+		}
 		scratch := &decoder{file: d.file, problems: &problems{}, env: d.env}
-		root, ok := scratch.parse(c.text, "YAML")
+		root, ok := scratch.parse(text, "YAML")
 		if !ok || len(scratch.errs) > 0 || root == nil || root.Kind != yaml.SequenceNode || len(root.Content) != c.count || root.Line != 1 {
 			return nil, false
 		}
@@ -231,6 +299,9 @@ func (d *decoder) itemNode(it testItem) (*yaml.Node, bool) {
 	}
 	n := c.nodes[it.index]
 	c.nodes[it.index] = nil
+	if it.index == c.count-1 {
+		c.nodes = nil
+	}
 	return n, true
 }
 

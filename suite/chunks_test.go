@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/loadsuite"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -38,7 +40,64 @@ func parseBothWays(t *testing.T, path string, data []byte) bool {
 	}; msg(errA) != msg(errB) {
 		t.Errorf("%s: read a test at a time, the errors differ:\nwhole: %v\nsplit: %v", path, errB, errA)
 	}
+	if streamed := streamMatchesWhole(t, path, data, opt); streamed != split {
+		t.Errorf("%s: streamed %v, read a test at a time %v", path, streamed, split)
+	}
 	return split
+}
+
+// streamMatchesWhole loads a file streamed and in memory, and fails the
+// test when the two differ: errors, warnings, and the tests once read
+// back. path is used when it holds data, else a copy is made.
+func streamMatchesWhole(t *testing.T, path string, data []byte, opt Options) (streamedOK bool) {
+	t.Helper()
+	if b, err := os.ReadFile(path); err != nil || string(b) != string(data) {
+		path = filepath.Join(t.TempDir(), filepath.Base(path))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole, errW := Load(path, opt)
+	opt.Stream = true
+	streamed, errS := Load(path, opt)
+	msg := func(err error) string {
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}
+	if msg(errW) != msg(errS) {
+		t.Errorf("%s: streamed, the errors differ:\nwhole:    %v\nstreamed: %v", path, errW, errS)
+	}
+	if (whole == nil) != (streamed == nil) {
+		t.Fatalf("%s: streamed, suite %v, whole %v", path, streamed, whole)
+	}
+	if whole == nil {
+		return false
+	}
+	streamedOK = streamed.Streamed()
+	if streamed.NumTests() != whole.NumTests() {
+		t.Errorf("%s: streamed, %d tests, whole %d", path, streamed.NumTests(), whole.NumTests())
+	}
+	for i := range min(streamed.NumTests(), whole.NumTests()) {
+		if diff := cmp.Diff(whole.Info(i), streamed.Info(i)); diff != "" {
+			t.Errorf("%s: streamed, test %d's info differs (-whole +streamed):\n%s", path, i, diff)
+		}
+	}
+	if errS != nil {
+		return streamedOK // a suite with errors does not run
+	}
+	if err := streamed.LoadTests(); err != nil {
+		t.Fatalf("%s: read the streamed tests back: %v", path, err)
+	}
+	if streamed.Tests == nil && whole.Tests != nil {
+		streamed.Tests = []agenteval.Test{}
+	}
+	all := cmp.Exporter(func(reflect.Type) bool { return true })
+	if diff := cmp.Diff(whole, streamed, all, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("%s: streamed and read back, the suite differs (-whole +streamed):\n%s", path, diff)
+	}
+	return streamedOK
 }
 
 // Every eval file in the repository's examples and CLI scripts reads the

@@ -77,12 +77,13 @@ func RecordedJSON(data []byte) bool {
 func SkipSummary(s *Suite) string {
 	skipped := 0
 	why := map[string]int{}
-	for _, t := range s.Tests {
-		if t.Skip == "" {
+	for i := range s.NumTests() {
+		skip := s.Info(i).Skip
+		if skip == "" {
 			continue
 		}
 		skipped++
-		for _, r := range strings.Split(t.Skip, "; ") {
+		for _, r := range strings.Split(skip, "; ") {
 			why[shortReason(r)]++
 		}
 	}
@@ -141,7 +142,7 @@ func Explain(w io.Writer, s *Suite) {
 	if s.Workers > 0 {
 		fmt.Fprintf(w, "  workers: %d\n", s.Workers)
 	}
-	for _, t := range s.Tests {
+	err := s.EachTest(func(_ int, t *agenteval.Test) error {
 		fmt.Fprintf(w, "  test %s", t.ID)
 		if t.Mode == agenteval.ModeConversation {
 			fmt.Fprintf(w, " (conversation, %d turns)", len(t.Turns))
@@ -192,6 +193,10 @@ func Explain(w io.Writer, s *Suite) {
 		if t.ConversationID != "" {
 			fmt.Fprintf(w, "    conversation_id: %s\n", t.ConversationID)
 		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(w, "  %v\n", err)
 	}
 }
 

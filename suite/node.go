@@ -30,6 +30,9 @@ type decoder struct {
 	// root is the eval file, where relative paths start, when this
 	// decoder reads another file for it.
 	root string
+	// parents are the files of tests that led to this one, which it
+	// must not read again.
+	parents []string
 	// lenient makes unknown keys warnings, as AgentV has them: the key is
 	// ignored and the file loads. agent_inspect JSON stays strict.
 	lenient bool
@@ -44,12 +47,18 @@ type decoder struct {
 	// them.
 	graders    []*grade.Definition
 	ownGraders bool
+	// stream, when set, takes the tests as they are read, instead of the
+	// suite (Options.Stream); check then checks each as it is read.
+	stream *stream
+	check  *validator
 }
 
-// splitTestsInfo is where splitTests found the tests, and their text.
+// splitTestsInfo is where splitTests found the tests, and their text;
+// read, when set, reads a chunk's text from the file.
 type splitTestsInfo struct {
 	line   int
 	chunks []chunk
+	read   func(*chunk) ([]byte, error)
 }
 
 // problems are what loading found: errors stop the file, warnings do not

@@ -54,6 +54,10 @@ type Suite struct {
 	// than AgentV (or agent_inspect, or promptfoo) gives it, one per kind
 	// with its first position. A run says them once at its start.
 	Differences []Difference
+
+	// stream, when set, holds the tests, which are left in the file
+	// (Options.Stream; stream.go).
+	stream *stream
 }
 
 // TargetSpec is one entry of the suite's targets list. Exactly one of
@@ -210,6 +214,15 @@ type Options struct {
 	// grade.All() with graders of its own appended. Nil means
 	// grade.All(). Pass the same list to run.Options.Graders.
 	Graders []*grade.Definition
+	// Stream leaves the tests of a large eval file in the file: Load reads
+	// and checks every test as usual, keeps only what planning a run
+	// needs of each (TestInfo), and leaves Tests empty; NumTests, Info,
+	// EachTest and a TestReader read them again a chunk at a time, and
+	// LoadTests brings them into memory. It applies to YAML whose tests:
+	// is one block sequence in the file itself, the common shape; any
+	// other file is read into memory as without it (Suite.Streamed says
+	// which). The file must not change until its tests are read.
+	Stream bool
 }
 
 // DefaultMaxFileBytes bounds an eval file: it is parsed whole, and its
@@ -228,6 +241,13 @@ func Load(path string, opt Options) (*Suite, error) {
 	if st, err := os.Stat(path); err == nil && limit > 0 && st.Size() > limit {
 		return nil, &agenteval.PosError{File: path, Msg: fmt.Sprintf("the eval file is %s, over the %s limit for one file; raise it with --max-file-size, or split it into several files", bytesize.Format(st.Size()), bytesize.Format(limit))}
 	}
+	if opt.Stream && chunked {
+		if ext := strings.ToLower(filepath.Ext(path)); ext == ".yaml" || ext == ".yml" {
+			if s, err, ok := loadStreamed(path, opt); ok {
+				return s, err
+			}
+		}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read eval file: %w", err)
@@ -238,18 +258,12 @@ func Load(path string, opt Options) (*Suite, error) {
 // Parse is Load on bytes already read; path is used in messages and to
 // find the files the eval file names. A list of graders in opt that does
 // not pass grade.Validate is the one error, and no suite is returned.
+// The suite is always in memory: Options.Stream is for Load.
 func Parse(path string, data []byte, opt Options) (*Suite, error) {
-	env := opt.Env
-	if env == nil {
-		env = osEnv
-	}
-	graders := opt.Graders
-	if graders == nil {
-		graders = grade.All()
-	} else if err := grade.Validate(graders); err != nil {
+	d, err := newDecoder(path, opt)
+	if err != nil {
 		return nil, err
 	}
-	d := &decoder{file: path, env: env, problems: &problems{}, graders: graders, ownGraders: opt.Graders != nil}
 	var s *Suite
 	schema := ""
 	ext := strings.ToLower(filepath.Ext(path))
@@ -268,8 +282,33 @@ func Parse(path string, data []byte, opt Options) (*Suite, error) {
 		d.lenient = true
 		s = d.yamlSuite(data)
 	}
+	return d.finish(s, opt)
+}
+
+// newDecoder is the decoder of an eval file loaded with opt.
+func newDecoder(path string, opt Options) (*decoder, error) {
+	env := opt.Env
+	if env == nil {
+		env = osEnv
+	}
+	graders := opt.Graders
+	if graders == nil {
+		graders = grade.All()
+	} else if err := grade.Validate(graders); err != nil {
+		return nil, err
+	}
+	return &decoder{file: path, env: env, problems: &problems{}, graders: graders, ownGraders: opt.Graders != nil}, nil
+}
+
+// finish checks what spans the suite's tests, and gives it its warnings
+// and the error that joins every problem found.
+func (d *decoder) finish(s *Suite, opt Options) (*Suite, error) {
 	if s != nil {
-		d.validate(s, opt)
+		if d.check != nil {
+			d.check.finish(s)
+		} else {
+			d.validate(s, opt)
+		}
 	}
 	sortErrors(d.errs)
 	warns := append([]*agenteval.PosError(nil), d.warns...)

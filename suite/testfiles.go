@@ -95,12 +95,17 @@ func (d *decoder) loadCaseFile(n *yaml.Node, path string) []testItem {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(d.base(), path)
 	}
+	if d.includes(path) {
+		d.fail(n, "%s is among the files whose tests it would read; a file of tests cannot read itself", path)
+		return nil
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		d.fail(n, "cannot read tests from %s: %v", path, errText(err))
 		return nil
 	}
 	fd := d.sub(path)
+	fd.parents = append(d.parents[:len(d.parents):len(d.parents)], d.file)
 	if len(bytes.TrimSpace(data)) == 0 {
 		d.warn(n, "%s is empty; no tests come from it", path)
 		return nil
@@ -143,6 +148,25 @@ func (d *decoder) loadCaseFile(n *yaml.Node, path string) []testItem {
 	}
 	d.fail(n, "%s is not a file of tests agenteval reads (.yaml, .yml, .json or .jsonl)", path)
 	return nil
+}
+
+// includes says whether path is this decoder's file or one of the files
+// that read it as tests.
+func (d *decoder) includes(path string) bool {
+	same := func(f string) bool {
+		a, err1 := filepath.Abs(f)
+		b, err2 := filepath.Abs(path)
+		return err1 == nil && err2 == nil && a == b
+	}
+	if same(d.file) {
+		return true
+	}
+	for _, f := range d.parents {
+		if same(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // loadCaseDir reads a folder of tests: each subfolder with a case.yaml (or

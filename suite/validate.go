@@ -14,83 +14,167 @@ import (
 // validate checks what spans tests: unique ids, dependencies, assertion
 // settings, and that judged assertions have a judge.
 func (d *decoder) validate(s *Suite, opt Options) {
-	ids := map[string]agenteval.Pos{}
-	for _, t := range s.Tests {
-		if t.ID == "" {
-			continue
-		}
-		if first, dup := ids[t.ID]; dup {
-			d.errs = append(d.errs, t.Pos.Errorf(fmt.Sprintf("test id %q is used twice (first on line %d); ids must be unique", t.ID, first.Line)))
-			continue
-		}
-		ids[t.ID] = t.Pos
-	}
-	for _, t := range s.Tests {
-		for _, dep := range t.DependsOn {
-			if _, ok := ids[dep]; !ok {
-				d.errs = append(d.errs, t.Pos.Errorf(fmt.Sprintf("test %q depends_on %q, which is not a test in this file", t.ID, dep)))
-			}
-			if dep == t.ID {
-				d.errs = append(d.errs, t.Pos.Errorf(fmt.Sprintf("test %q depends on itself", t.ID)))
-			}
-		}
-	}
-	d.checkCycles(s.Tests)
-	if opt.NoExec {
-		d.refuseExec(s)
-	}
-	haveJudge := opt.JudgeAvailable || s.Judge != nil
-	judgeWarned := false
-	dir := filepath.Dir(s.File)
+	v := newValidator(d, opt)
 	for i := range s.Tests {
-		t := &s.Tests[i]
-		p, errs := grade.NewPlan(t, grade.PlanOptions{Dir: dir, Threshold: agenteval.DefaultThreshold, Graders: opt.Graders})
-		d.errs = append(d.errs, errs...)
-		if t.Skip != "" {
-			continue // it will not run, so it needs no judge
-		}
-		if use, needs := p.NeedsJudge(); needs && !haveJudge {
-			if opt.NoJudgeNeeded {
-				if !judgeWarned {
-					judgeWarned = true
-					d.warns = append(d.warns, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades; run will need --judge provider:model (or judge: in the file, or AGENTEVAL_JUDGE)", t.ID, use.What)))
-				}
-			} else {
-				d.errs = append(d.errs, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades, and no judge is configured; add judge: openai:gpt-4o-mini (or another provider:model) to the file, pass --judge, or set AGENTEVAL_JUDGE%s", t.ID, use.What, selfJudgeHint(s))))
-			}
-		}
-		if t.User != nil && t.User.Model == "" && !haveJudge && !opt.SimulatorAvailable {
-			msg := fmt.Sprintf("test %q has a simulated user (user:) and no model to play it; set user.model, pass --simulator provider:model, or configure a judge (judge:, --judge or AGENTEVAL_JUDGE)", t.ID)
-			if opt.NoJudgeNeeded {
-				d.warns = append(d.warns, t.Pos.Errorf(msg))
-			} else {
-				d.errs = append(d.errs, t.Pos.Errorf(msg))
-			}
-		}
+		v.test(&s.Tests[i])
 	}
+	v.finish(s)
 }
 
-// noExecWhy says what --no-exec refuses and how to allow it.
-const noExecWhy = "refused under --no-exec, which runs no program an eval or project file names; review the file, then run without --no-exec (or with --no-exec=false where AGENTEVAL_NO_EXEC is set)"
+// validator checks a suite's tests one at a time, as they are read (a
+// streamed suite's are not kept), and what spans them at the end. What
+// each test needs, once the suite's judge is known, waits in pending.
+type validator struct {
+	d   *decoder
+	opt Options
+	// judgeKnown says a judge is known already: one given from outside,
+	// or the file's judge:. AgentV's configuration may give one later.
+	judgeKnown bool
+	// ids are the tests' ids: the line of the first with each, and the
+	// last one's index in deps, -1 when it has none.
+	ids  map[string]seenID
+	n    int // tests checked
+	dups []error
+	deps []depTest
+	// exec are the assertions that run a program, under --no-exec.
+	exec []error
+	// pending are each test's problems, in order: errors, and what only
+	// a suite without a judge must say.
+	pending []pending
+}
 
-// refuseExec reports everything in the file that would run a program.
-func (d *decoder) refuseExec(s *Suite) {
-	d.refuseTargets(s.Targets)
-	d.refuseMCP(s.MCPServers)
-	check := func(list []agenteval.AssertionSpec) {
-		for _, a := range list {
-			if runsProgram(d.defs(), a.Type, a.Params) {
-				d.errs = append(d.errs, a.Pos.Errorf("a "+a.Type+" assertion runs a program: "+noExecWhy))
+type seenID struct{ line, first, last int }
+
+// depTest is a test with depends_on.
+type depTest struct {
+	id   string
+	pos  agenteval.Pos
+	deps []string
+}
+
+type pending struct {
+	err error
+	// judged is a test's first judged assertion; user, a simulated user
+	// with no model: problems only when the suite has no judge.
+	judged *judgedUse
+	user   *agenteval.Test
+}
+
+type judgedUse struct {
+	id  string
+	use grade.JudgeUse
+}
+
+func newValidator(d *decoder, opt Options) *validator {
+	return &validator{d: d, opt: opt, ids: map[string]seenID{}}
+}
+
+// test checks one test. The suite's judge is known by now unless
+// AgentV's configuration gives it, which is read after the tests.
+func (v *validator) test(t *agenteval.Test) {
+	if v.ids == nil {
+		v.ids = map[string]seenID{}
+	}
+	if t.ID != "" {
+		if first, dup := v.ids[t.ID]; dup {
+			v.dups = append(v.dups, t.Pos.Errorf(fmt.Sprintf("test id %q is used twice (first on line %d); ids must be unique", t.ID, first.line)))
+			first.last = -1
+			if len(t.DependsOn) > 0 {
+				first.last = len(v.deps)
 			}
+			v.ids[t.ID] = first
+		} else {
+			last := -1
+			if len(t.DependsOn) > 0 {
+				last = len(v.deps)
+			}
+			v.ids[t.ID] = seenID{line: t.Pos.Line, first: v.n, last: last}
 		}
 	}
-	for _, t := range s.Tests {
+	v.n++
+	if len(t.DependsOn) > 0 {
+		v.deps = append(v.deps, depTest{id: t.ID, pos: t.Pos, deps: t.DependsOn})
+	}
+	if v.opt.NoExec {
+		check := func(list []agenteval.AssertionSpec) {
+			for _, a := range list {
+				if runsProgram(v.d.defs(), a.Type, a.Params) {
+					v.exec = append(v.exec, a.Pos.Errorf("a "+a.Type+" assertion runs a program: "+noExecWhy))
+				}
+			}
+		}
 		check(t.Assertions)
 		for _, tr := range t.Turns {
 			check(tr.Assertions)
 		}
 	}
+	p, errs := grade.NewPlan(t, grade.PlanOptions{Dir: filepath.Dir(v.d.file), Threshold: agenteval.DefaultThreshold, Graders: v.opt.Graders})
+	for _, err := range errs {
+		v.pending = append(v.pending, pending{err: err})
+	}
+	if t.Skip != "" || v.judgeKnown {
+		return // it will not run, so it needs no judge
+	}
+	if use, needs := p.NeedsJudge(); needs {
+		v.pending = append(v.pending, pending{judged: &judgedUse{id: t.ID, use: use}})
+	}
+	if t.User != nil && t.User.Model == "" && !v.opt.SimulatorAvailable {
+		v.pending = append(v.pending, pending{user: &agenteval.Test{ID: t.ID, Pos: t.Pos}})
+	}
 }
+
+// finish checks what spans the tests, and says what each test needs now
+// that the suite's judge is known.
+func (v *validator) finish(s *Suite) {
+	d := v.d
+	d.errs = append(d.errs, v.dups...)
+	for _, t := range v.deps {
+		for _, dep := range t.deps {
+			if _, ok := v.ids[dep]; !ok {
+				d.errs = append(d.errs, t.pos.Errorf(fmt.Sprintf("test %q depends_on %q, which is not a test in this file", t.id, dep)))
+			}
+			if dep == t.id {
+				d.errs = append(d.errs, t.pos.Errorf(fmt.Sprintf("test %q depends on itself", t.id)))
+			}
+		}
+	}
+	v.checkCycles()
+	if v.opt.NoExec {
+		d.refuseTargets(s.Targets)
+		d.refuseMCP(s.MCPServers)
+		d.errs = append(d.errs, v.exec...)
+	}
+	haveJudge := v.opt.JudgeAvailable || s.Judge != nil
+	judgeWarned := false
+	for _, p := range v.pending {
+		switch {
+		case p.err != nil:
+			d.errs = append(d.errs, p.err)
+		case haveJudge:
+		case p.judged != nil:
+			use := p.judged.use
+			if v.opt.NoJudgeNeeded {
+				if !judgeWarned {
+					judgeWarned = true
+					d.warns = append(d.warns, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades; run will need --judge provider:model (or judge: in the file, or AGENTEVAL_JUDGE)", p.judged.id, use.What)))
+				}
+			} else {
+				d.errs = append(d.errs, use.Pos.Errorf(fmt.Sprintf("test %q has %s, which an LLM judge grades, and no judge is configured; add judge: openai:gpt-4o-mini (or another provider:model) to the file, pass --judge, or set AGENTEVAL_JUDGE%s", p.judged.id, use.What, selfJudgeHint(s))))
+			}
+		case p.user != nil:
+			msg := fmt.Sprintf("test %q has a simulated user (user:) and no model to play it; set user.model, pass --simulator provider:model, or configure a judge (judge:, --judge or AGENTEVAL_JUDGE)", p.user.ID)
+			if v.opt.NoJudgeNeeded {
+				d.warns = append(d.warns, p.user.Pos.Errorf(msg))
+			} else {
+				d.errs = append(d.errs, p.user.Pos.Errorf(msg))
+			}
+		}
+	}
+	v.ids, v.deps, v.pending = nil, nil, nil
+}
+
+// noExecWhy says what --no-exec refuses and how to allow it.
+const noExecWhy = "refused under --no-exec, which runs no program an eval or project file names; review the file, then run without --no-exec (or with --no-exec=false where AGENTEVAL_NO_EXEC is set)"
 
 // refuseTargets reports the targets that would run a program: those of an
 // eval file and those of a project file alike.
@@ -115,11 +199,16 @@ func (d *decoder) refuseMCP(servers []MCPServer) {
 	}
 }
 
-// checkCycles reports each dependency cycle once, with its path.
-func (d *decoder) checkCycles(tests []agenteval.Test) {
-	byID := map[string]*agenteval.Test{}
-	for i := range tests {
-		byID[tests[i].ID] = &tests[i]
+// checkCycles reports each dependency cycle once, with its path. Only
+// tests with depends_on can be in one; an id used twice stands for its
+// last test, as in the run.
+func (v *validator) checkCycles() {
+	deps := func(id string) (*depTest, bool) {
+		s, ok := v.ids[id]
+		if !ok || s.last < 0 {
+			return nil, ok
+		}
+		return &v.deps[s.last], true
 	}
 	const (
 		unseen = iota
@@ -132,29 +221,39 @@ func (d *decoder) checkCycles(tests []agenteval.Test) {
 	visit = func(id string) {
 		state[id] = active
 		stack = append(stack, id)
-		t := byID[id]
-		for _, dep := range t.DependsOn {
-			if byID[dep] == nil || dep == id {
-				continue
-			}
-			switch state[dep] {
-			case active:
-				i := len(stack) - 1
-				for stack[i] != dep {
-					i--
+		if t, _ := deps(id); t != nil {
+			for _, dep := range t.deps {
+				if _, ok := deps(dep); !ok || dep == id {
+					continue
 				}
-				cycle := append(append([]string(nil), stack[i:]...), dep)
-				d.errs = append(d.errs, t.Pos.Errorf("depends_on forms a cycle: "+strings.Join(cycle, " -> ")+"; remove one of these dependencies"))
-			case unseen:
-				visit(dep)
+				switch state[dep] {
+				case active:
+					i := len(stack) - 1
+					for stack[i] != dep {
+						i--
+					}
+					cycle := append(append([]string(nil), stack[i:]...), dep)
+					v.d.errs = append(v.d.errs, t.pos.Errorf("depends_on forms a cycle: "+strings.Join(cycle, " -> ")+"; remove one of these dependencies"))
+				case unseen:
+					visit(dep)
+				}
 			}
 		}
 		stack = stack[:len(stack)-1]
 		state[id] = done
 	}
-	for _, t := range tests {
-		if state[t.ID] == unseen && t.ID != "" {
-			visit(t.ID)
+	// The ids whose test has depends_on, in the order of their first
+	// test, as a walk of every test would start from them.
+	var starts []string
+	for id, s := range v.ids {
+		if s.last >= 0 {
+			starts = append(starts, id)
+		}
+	}
+	sort.Slice(starts, func(i, j int) bool { return v.ids[starts[i]].first < v.ids[starts[j]].first })
+	for _, id := range starts {
+		if state[id] == unseen {
+			visit(id)
 		}
 	}
 }

@@ -271,34 +271,60 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 	// suite: from here each test's nodes are held by items alone, and let
 	// go once the test is read. (Aliases point at their anchors directly,
 	// so a later test that uses an earlier one's anchor keeps just that.)
+	if d.stream != nil && scenarios != nil {
+		d.stream = nil // scenarios are not in the split's chunks
+	}
 	root, testsNode, scenarios, execNode = nil, nil, nil, nil
-	s.Tests = make([]agenteval.Test, 0, len(items)*max(1, len(sc.prompts)))
+	emit := func(t *agenteval.Test) { s.Tests = append(s.Tests, *t) }
+	if st := d.stream; st != nil {
+		st.sc, st.name = sc, name
+		s.stream = st
+		emit = func(t *agenteval.Test) {
+			st.add(t)
+			d.check.test(t)
+		}
+	} else {
+		s.Tests = make([]agenteval.Test, 0, len(items)*max(1, len(sc.prompts)))
+	}
 	for i, it := range items {
 		items[i] = testItem{}
-		if it.chunk != nil {
+		if c := it.chunk; c != nil {
 			n, ok := it.d.itemNode(it)
 			if !ok {
 				d.splitFailed = true
 				return s
 			}
 			it.n = n
-		}
-		for pi := range max(1, len(sc.prompts)) {
-			sc.prompt = pi
-			t := it.d.test(it.n, i, sc)
-			if t == nil {
-				continue
+			if it.index == 0 {
+				c.firstItem, c.firstTest = i, s.NumTests()
 			}
-			if len(sc.prompts) > 1 {
-				t.ID += "@" + sc.prompts[pi].label
-			}
-			t.Suite = name
-			s.Tests = append(s.Tests, *t)
+			before := s.NumTests()
+			it.d.itemTests(it.n, i, sc, name, emit)
+			c.tests += s.NumTests() - before
+			continue
 		}
+		it.d.itemTests(it.n, i, sc, name, emit)
 	}
 	d.agentvTargets(s)
 	d.dedupeWarnings()
 	return s
+}
+
+// itemTests reads the tests of one item of tests: (one, or one for each
+// of the suite's prompts) and gives each to emit.
+func (d *decoder) itemTests(n *yaml.Node, i int, sc *suiteCtx, name string, emit func(*agenteval.Test)) {
+	for pi := range max(1, len(sc.prompts)) {
+		sc.prompt = pi
+		t := d.test(n, i, sc)
+		if t == nil {
+			continue
+		}
+		if len(sc.prompts) > 1 {
+			t.ID += "@" + sc.prompts[pi].label
+		}
+		t.Suite = name
+		emit(t)
+	}
 }
 
 // defaultSuiteName is the file's name without .eval.yaml, .yaml or .jsonl.
