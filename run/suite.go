@@ -36,8 +36,11 @@ type Options struct {
 	// Filter selects tests by id, with path.Match syntax (* ? [..]).
 	Filter string
 	// Select, when set, runs only the tests it accepts (the tests of one
-	// target of a matrix).
-	Select func(*agenteval.Test) bool
+	// target of a matrix). SelectInfo does the same by what the suite
+	// knows of each test without reading it, which for a streamed suite
+	// (suite.Options.Stream) saves reading every test once more to ask.
+	Select     func(*agenteval.Test) bool
+	SelectInfo func(suite.TestInfo) bool
 	// Done lists tests already finished (from --resume), by id, with the
 	// status their dependents should see.
 	Done map[string]agenteval.ExecutionStatus
@@ -107,7 +110,9 @@ func (r *suiteRunner) threshold(t *agenteval.Test) float64 {
 	return agenteval.DefaultThreshold
 }
 
-// Selected returns the tests a filter selects, in file order.
+// Selected returns the tests a filter selects, in file order: of Tests,
+// so none of a streamed suite's (see suite.Options.Stream) until it is
+// loaded with LoadTests.
 func Selected(s *suite.Suite, filter string) ([]*agenteval.Test, error) {
 	var out []*agenteval.Test
 	for i := range s.Tests {
@@ -152,18 +157,10 @@ func RunSuite(ctx context.Context, s *suite.Suite, opt Options, emit func(*agent
 			return fmt.Errorf("run: %w", err)
 		}
 	}
-	tests, err := Selected(s, opt.Filter)
+	reader := s.NewTestReader()
+	sel, err := selectedIndexes(s, opt, reader)
 	if err != nil {
 		return err
-	}
-	if opt.Select != nil {
-		kept := tests[:0:0]
-		for _, t := range tests {
-			if opt.Select(t) {
-				kept = append(kept, t)
-			}
-		}
-		tests = kept
 	}
 	conc := opt.Concurrency
 	if conc <= 0 {
@@ -178,8 +175,42 @@ func RunSuite(ctx context.Context, s *suite.Suite, opt Options, emit func(*agent
 	// suite.Load has built every grader once already, so settings are known
 	// to be good; a Go caller's hand-made suite that is not gets an
 	// execution_error for the test concerned.
-	d := newDispatcher(r, tests, conc)
+	d := newDispatcher(r, s, reader, sel, conc)
 	return d.run(ctx, emit)
+}
+
+// selectedIndexes are the indexes of the tests that run, in file order:
+// those the filter and the options' selections accept.
+func selectedIndexes(s *suite.Suite, opt Options, reader *suite.TestReader) ([]int, error) {
+	var out []int
+	for i := range s.NumTests() {
+		if opt.Filter != "" || opt.SelectInfo != nil {
+			ti := s.Info(i)
+			if opt.Filter != "" {
+				ok, err := path.Match(opt.Filter, ti.ID)
+				if err != nil {
+					return nil, fmt.Errorf("--filter %q: %v", opt.Filter, err)
+				}
+				if !ok {
+					continue
+				}
+			}
+			if opt.SelectInfo != nil && !opt.SelectInfo(ti) {
+				continue
+			}
+		}
+		if opt.Select != nil {
+			t, err := reader.Test(i)
+			if err != nil {
+				return nil, err
+			}
+			if !opt.Select(t) {
+				continue
+			}
+		}
+		out = append(out, i)
+	}
+	return out, nil
 }
 
 // testState is the dispatcher's record of a test from the start of its
@@ -236,8 +267,15 @@ func (st *testState) stopAfter(tr agenteval.Trial) bool {
 // the suite, and the dispatcher keeps state only for the tests in flight
 // and those linked by depends_on.
 type dispatcher struct {
-	r     *suiteRunner
-	tests []*agenteval.Test
+	r *suiteRunner
+	// s is the suite, sel the indexes of its tests that run: the
+	// dispatcher's test i is the suite's sel[i]. A test is read (for a
+	// streamed suite, from its file) only when it starts or ends.
+	s      *suite.Suite
+	sel    []int
+	reader *suite.TestReader
+	// readErr is a test that could not be read: the run stops.
+	readErr error
 	// cursor is the first test not yet considered in file order.
 	cursor int
 	ready  []int // tests readied by their dependencies or for their next trial, sorted
@@ -261,18 +299,19 @@ type trialDone struct {
 	trial agenteval.Trial
 }
 
-func newDispatcher(r *suiteRunner, tests []*agenteval.Test, conc int) *dispatcher {
-	d := &dispatcher{r: r, tests: tests, free: conc, freed: make(chan struct{}, conc), grading: make(chan struct{}, conc),
+func newDispatcher(r *suiteRunner, s *suite.Suite, reader *suite.TestReader, sel []int, conc int) *dispatcher {
+	d := &dispatcher{r: r, s: s, sel: sel, reader: reader, free: conc, freed: make(chan struct{}, conc), grading: make(chan struct{}, conc),
 		done: make(chan trialDone, conc), active: map[int]*testState{}}
 	var index map[string]int
-	for _, t := range tests {
-		if len(t.DependsOn) > 0 {
-			index = make(map[string]int, len(tests))
+	for i := range sel {
+		if len(d.info(i).DependsOn) > 0 {
+			index = make(map[string]int, len(sel))
 			d.deps = map[int]*depState{}
 			break
 		}
 	}
-	for i, t := range tests {
+	for i := range sel {
+		t := d.info(i)
 		if index != nil {
 			index[t.ID] = i
 		}
@@ -280,7 +319,8 @@ func newDispatcher(r *suiteRunner, tests []*agenteval.Test, conc int) *dispatche
 			d.remaining++
 		}
 	}
-	for i, t := range tests {
+	for i := range sel {
+		t := d.info(i)
 		if _, ok := r.opt.Done[t.ID]; ok {
 			continue
 		}
@@ -307,12 +347,30 @@ func newDispatcher(r *suiteRunner, tests []*agenteval.Test, conc int) *dispatche
 			dj.dependents = append(dj.dependents, i)
 		}
 	}
-	for i, t := range tests {
-		if _, ok := r.opt.Done[t.ID]; !ok && len(t.DependsOn) > 0 && d.deps[i].waiting == 0 {
-			d.readyOrSettle(i)
+	for i := range sel {
+		if t := d.info(i); len(t.DependsOn) > 0 {
+			if _, ok := r.opt.Done[t.ID]; !ok && d.deps[i].waiting == 0 {
+				d.readyOrSettle(i)
+			}
 		}
 	}
 	return d
+}
+
+// info is what the suite knows of test i without reading it.
+func (d *dispatcher) info(i int) suite.TestInfo { return d.s.Info(d.sel[i]) }
+
+// test reads test i; a test that cannot be read stops the run.
+func (d *dispatcher) test(i int) (*agenteval.Test, bool) {
+	t, err := d.reader.Test(d.sel[i])
+	if err != nil {
+		if d.readErr == nil {
+			d.readErr = err
+			d.r.cancel()
+		}
+		return nil, false
+	}
+	return t, true
 }
 
 // dep is test i's depState, made when first needed.
@@ -328,7 +386,7 @@ func (d *dispatcher) dep(i int) *depState {
 // fromCursor says whether the cursor starts test i: it has no
 // depends_on, is not skipped, and did not finish before this run.
 func (d *dispatcher) fromCursor(i int) bool {
-	t := d.tests[i]
+	t := d.info(i)
 	if len(t.DependsOn) > 0 || t.Skip != "" {
 		return false
 	}
@@ -355,7 +413,11 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 		for len(d.settle) > 0 {
 			i := d.settle[0]
 			d.settle = d.settle[1:]
-			t := d.tests[i]
+			t, ok := d.test(i)
+			if !ok {
+				d.remaining--
+				continue
+			}
 			if t.Skip != "" {
 				out(i, d.r.skipResult(t))
 			} else {
@@ -365,7 +427,7 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 		if d.remaining == 0 {
 			break
 		}
-		stopped := ctx.Err() != nil || emitErr != nil
+		stopped := ctx.Err() != nil || emitErr != nil || d.readErr != nil
 		if !stopped {
 			d.launch(ctx)
 		}
@@ -419,19 +481,22 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 	if emitErr != nil {
 		return emitErr
 	}
+	if d.readErr != nil {
+		return d.readErr
+	}
 	return context.Cause(ctx)
 }
 
 // pick is the test whose trial starts next: the first in the file of the
 // ready tests and the cursor's.
 func (d *dispatcher) pick() (i int, fromReady, ok bool) {
-	for d.cursor < len(d.tests) && !d.fromCursor(d.cursor) {
+	for d.cursor < len(d.sel) && !d.fromCursor(d.cursor) {
 		d.cursor++
 	}
-	if len(d.ready) > 0 && (d.cursor >= len(d.tests) || d.ready[0] < d.cursor) {
+	if len(d.ready) > 0 && (d.cursor >= len(d.sel) || d.ready[0] < d.cursor) {
 		return d.ready[0], true, true
 	}
-	return d.cursor, false, d.cursor < len(d.tests)
+	return d.cursor, false, d.cursor < len(d.sel)
 }
 
 // launch starts trials in file order while slots are free.
@@ -443,7 +508,10 @@ func (d *dispatcher) launch(ctx context.Context) {
 		}
 		st := d.active[i]
 		if st == nil {
-			t := d.tests[i]
+			t, ok := d.test(i)
+			if !ok {
+				return
+			}
 			n := d.r.trialCount(t)
 			st = &testState{test: t, trials: make([]agenteval.Trial, n), oneByOne: sequentialTrials(t, n)}
 			st.plan, st.planErr = d.r.planTest(t)
@@ -543,7 +611,7 @@ func (d *dispatcher) finish(i int, status agenteval.ExecutionStatus) {
 	for _, j := range ds.dependents {
 		dep := d.deps[j]
 		if status == agenteval.StatusExecutionError {
-			dep.failedDeps = append(dep.failedDeps, d.tests[i].ID)
+			dep.failedDeps = append(dep.failedDeps, d.info(i).ID)
 		}
 		dep.waiting--
 		if dep.waiting == 0 {
@@ -556,7 +624,7 @@ func (d *dispatcher) finish(i int, status agenteval.ExecutionStatus) {
 // end without running when it is skipped or a dependency failed
 // (on_dependency_failure skip or fail).
 func (d *dispatcher) readyOrSettle(j int) {
-	t := d.tests[j]
+	t := d.info(j)
 	if t.Skip != "" || len(d.deps[j].failedDeps) > 0 && t.OnDependencyFailure != "run" {
 		d.settle = append(d.settle, j)
 		return
