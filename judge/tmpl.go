@@ -526,6 +526,9 @@ func (p *parser) tokens(s string) ([]token, error) {
 			}
 			out = append(out, token{tString, v})
 			i = j + 1
+			if err := p.separated(s, i, s[:i]); err != nil {
+				return nil, err
+			}
 		case c == ',':
 			out = append(out, token{tComma, ","})
 			i++
@@ -542,6 +545,9 @@ func (p *parser) tokens(s string) ([]token, error) {
 				j++
 			}
 			out = append(out, token{tWord, s[i:j]})
+			if err := p.separated(s, j, s[i:j]); err != nil {
+				return nil, err
+			}
 			i = j
 		default:
 			r, _ := utf8.DecodeRuneInString(s[i:])
@@ -561,6 +567,21 @@ func (p *parser) tokens(s string) ([]token, error) {
 		}
 	}
 	return out, nil
+}
+
+// separated refuses an operand or string at s[i] that directly follows
+// the token that ends there, as text/template does: it reads
+// {{quote"reply" .X}} and {{"a".X}} as errors, not as two arguments.
+func (p *parser) separated(s string, i int, prev string) error {
+	if i >= len(s) {
+		return nil
+	}
+	switch c := s[i]; {
+	case c == '"' || c == '`' || c == '.' || c == '$' || c == '_' || c >= 0x80 || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		return p.errorf("unexpected %q after %s: separate arguments with a space", r, prev)
+	}
+	return nil
 }
 
 // rangeDecl reads "$e :=" or "$i, $e :=" at the start of toks.
@@ -885,11 +906,27 @@ func (s *state) eval(dot any, n *tnode) (any, error) {
 		}
 		args = append(args, v)
 	}
-	v, err := c.fn.call(args)
+	v, err := safeCall(c.fn, args)
 	if err != nil {
 		return nil, n.errorf("error calling %s: %w", c.fn.name, err)
 	}
 	return v, nil
+}
+
+// safeCall calls fn, turning a panic into its error, as text/template
+// did: a function that meets odd data (a nil pointer whose String method
+// it calls) fails the rendering, not the process.
+func safeCall(fn *tfunc, args []any) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = e
+			} else {
+				err = fmt.Errorf("%v", r)
+			}
+		}
+	}()
+	return fn.call(args)
 }
 
 func (s *state) operand(dot any, a *targ) (any, error) {
