@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"mime"
 	"net"
@@ -143,7 +144,7 @@ func configure(opt Options) (*clientConfig, error) {
 		cfg.timeout = opt.Timeout
 	} else if t := lookup("TIMEOUT"); t.name != "" {
 		n, err := strconv.ParseInt(t.value, 10, 64)
-		if err != nil || n <= 0 {
+		if err != nil || n <= 0 || n > math.MaxInt64/int64(time.Millisecond) {
 			return nil, fmt.Errorf("%s=%q: want a positive whole number of milliseconds", t.name, t.value)
 		}
 		cfg.timeout = time.Duration(n) * time.Millisecond
@@ -198,7 +199,13 @@ func parseEndpoint(s string, base bool) (*url.URL, error) {
 			u.Path += "/"
 		}
 		u.Path += tracesPath
-		u.RawPath = ""
+		// An escaped path ("/a%2Fb") keeps its escapes.
+		if u.RawPath != "" {
+			if !strings.HasSuffix(u.RawPath, "/") {
+				u.RawPath += "/"
+			}
+			u.RawPath += tracesPath
+		}
 	} else if u.Path == "" {
 		u.Path = "/"
 	}
@@ -219,7 +226,13 @@ func parseHeaders(s string, h http.Header) error {
 		}
 		key, err := url.PathUnescape(strings.TrimSpace(k))
 		if err != nil || !validHeaderName(key) {
-			return fmt.Errorf("entry %d: %q is not a valid header name", i+1, redact.String(strings.TrimSpace(k)))
+			// "Name: value=" puts the value before the first "=": show
+			// no more than the name.
+			shown := strings.TrimSpace(k)
+			if c := strings.IndexByte(shown, ':'); c >= 0 {
+				shown = shown[:c+1] + "..."
+			}
+			return fmt.Errorf("entry %d: %q is not a valid header name", i+1, redact.String(shown))
 		}
 		val, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
@@ -453,12 +466,17 @@ func transient(err error) bool {
 	return true
 }
 
-// retryAfter reads a Retry-After header: seconds, or an HTTP date.
+// retryAfter reads a Retry-After header: seconds, or an HTTP date. More
+// seconds than a time.Duration holds is the longest wait, not a wrapped
+// one.
 func retryAfter(s string) time.Duration {
 	if s == "" {
 		return 0
 	}
-	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+	if n, err := strconv.ParseUint(s, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		if err != nil || n > math.MaxInt64/uint64(time.Second) {
+			return math.MaxInt64
+		}
 		return time.Duration(n) * time.Second
 	}
 	if t, err := http.ParseTime(s); err == nil {
