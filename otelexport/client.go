@@ -226,11 +226,11 @@ func parseHeaders(s string, h http.Header) error {
 		}
 		key, err := url.PathUnescape(strings.TrimSpace(k))
 		if err != nil || !validHeaderName(key) {
-			// "Name: value=" puts the value before the first "=": show
-			// no more than the name.
+			// "Name: value=" and "Name value=" put the value before the
+			// first "=": show no more than the name.
 			shown := strings.TrimSpace(k)
-			if c := strings.IndexByte(shown, ':'); c >= 0 {
-				shown = shown[:c+1] + "..."
+			if c := strings.IndexAny(shown, ": \t"); c >= 0 {
+				shown = shown[:c] + "..."
 			}
 			return fmt.Errorf("entry %d: %q is not a valid header name", i+1, redact.String(shown))
 		}
