@@ -180,9 +180,12 @@ func RunSuite(ctx context.Context, s *suite.Suite, opt Options, emit func(*agent
 }
 
 // selectedIndexes are the indexes of the tests that run, in file order:
-// those the filter and the options' selections accept.
+// those the filter and the options' selections accept; nil means all.
 func selectedIndexes(s *suite.Suite, opt Options, reader *suite.TestReader) ([]int, error) {
-	var out []int
+	if opt.Filter == "" && opt.SelectInfo == nil && opt.Select == nil {
+		return nil, nil
+	}
+	out := []int{}
 	for i := range s.NumTests() {
 		if opt.Filter != "" || opt.SelectInfo != nil {
 			ti := s.Info(i)
@@ -269,10 +272,12 @@ func (st *testState) stopAfter(tr agenteval.Trial) bool {
 type dispatcher struct {
 	r *suiteRunner
 	// s is the suite, sel the indexes of its tests that run: the
-	// dispatcher's test i is the suite's sel[i]. A test is read (for a
-	// streamed suite, from its file) only when it starts or ends.
+	// dispatcher's test i is the suite's sel[i], or its i when sel is nil
+	// (all of them); n is how many. A test is read (for a streamed
+	// suite, from its file) only when it starts or ends.
 	s      *suite.Suite
 	sel    []int
+	n      int
 	reader *suite.TestReader
 	// readErr is a test that could not be read: the run stops.
 	readErr error
@@ -300,17 +305,21 @@ type trialDone struct {
 }
 
 func newDispatcher(r *suiteRunner, s *suite.Suite, reader *suite.TestReader, sel []int, conc int) *dispatcher {
-	d := &dispatcher{r: r, s: s, sel: sel, reader: reader, free: conc, freed: make(chan struct{}, conc), grading: make(chan struct{}, conc),
+	n := len(sel)
+	if sel == nil {
+		n = s.NumTests()
+	}
+	d := &dispatcher{r: r, s: s, sel: sel, n: n, reader: reader, free: conc, freed: make(chan struct{}, conc), grading: make(chan struct{}, conc),
 		done: make(chan trialDone, conc), active: map[int]*testState{}}
 	var index map[string]int
-	for i := range sel {
+	for i := range n {
 		if len(d.info(i).DependsOn) > 0 {
-			index = make(map[string]int, len(sel))
+			index = make(map[string]int, n)
 			d.deps = map[int]*depState{}
 			break
 		}
 	}
-	for i := range sel {
+	for i := range n {
 		t := d.info(i)
 		if index != nil {
 			index[t.ID] = i
@@ -319,7 +328,7 @@ func newDispatcher(r *suiteRunner, s *suite.Suite, reader *suite.TestReader, sel
 			d.remaining++
 		}
 	}
-	for i := range sel {
+	for i := range n {
 		t := d.info(i)
 		if _, ok := r.opt.Done[t.ID]; ok {
 			continue
@@ -347,7 +356,7 @@ func newDispatcher(r *suiteRunner, s *suite.Suite, reader *suite.TestReader, sel
 			dj.dependents = append(dj.dependents, i)
 		}
 	}
-	for i := range sel {
+	for i := range n {
 		if t := d.info(i); len(t.DependsOn) > 0 {
 			if _, ok := r.opt.Done[t.ID]; !ok && d.deps[i].waiting == 0 {
 				d.readyOrSettle(i)
@@ -357,12 +366,20 @@ func newDispatcher(r *suiteRunner, s *suite.Suite, reader *suite.TestReader, sel
 	return d
 }
 
+// at is the suite's index of test i.
+func (d *dispatcher) at(i int) int {
+	if d.sel == nil {
+		return i
+	}
+	return d.sel[i]
+}
+
 // info is what the suite knows of test i without reading it.
-func (d *dispatcher) info(i int) suite.TestInfo { return d.s.Info(d.sel[i]) }
+func (d *dispatcher) info(i int) suite.TestInfo { return d.s.Info(d.at(i)) }
 
 // test reads test i; a test that cannot be read stops the run.
 func (d *dispatcher) test(i int) (*agenteval.Test, bool) {
-	t, err := d.reader.Test(d.sel[i])
+	t, err := d.reader.Test(d.at(i))
 	if err != nil {
 		if d.readErr == nil {
 			d.readErr = err
@@ -490,13 +507,13 @@ func (d *dispatcher) run(ctx context.Context, emit func(*agenteval.Result) error
 // pick is the test whose trial starts next: the first in the file of the
 // ready tests and the cursor's.
 func (d *dispatcher) pick() (i int, fromReady, ok bool) {
-	for d.cursor < len(d.sel) && !d.fromCursor(d.cursor) {
+	for d.cursor < d.n && !d.fromCursor(d.cursor) {
 		d.cursor++
 	}
-	if len(d.ready) > 0 && (d.cursor >= len(d.sel) || d.ready[0] < d.cursor) {
+	if len(d.ready) > 0 && (d.cursor >= d.n || d.ready[0] < d.cursor) {
 		return d.ready[0], true, true
 	}
-	return d.cursor, false, d.cursor < len(d.sel)
+	return d.cursor, false, d.cursor < d.n
 }
 
 // launch starts trials in file order while slots are free.

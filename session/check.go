@@ -52,10 +52,10 @@ func checkModels(st *suite.Suite, judge, simulator string, targets []suite.Targe
 	bad("judge", judge)
 	bad("simulator", simulator)
 	seen := map[string]bool{}
-	for _, t := range st.Tests {
-		if u := t.User; u != nil && u.Model != "" && !seen[u.Model] {
-			seen[u.Model] = true
-			bad("test "+t.ID+": user.model", u.Model)
+	for i := range st.NumTests() {
+		if t := st.Info(i); t.UserModel != "" && !seen[t.UserModel] {
+			seen[t.UserModel] = true
+			bad("test "+t.ID+": user.model", t.UserModel)
 		}
 	}
 	return errs

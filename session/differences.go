@@ -44,11 +44,11 @@ func cliConversationDifferences(p *Plan) []string {
 				continue
 			}
 			n := 0
-			for _, t := range sp.Tests {
-				if t.Mode == agenteval.ModeConversation && t.Skip == "" && tr.selects(t) {
+			sp.each(func(i int, t suite.TestInfo) {
+				if t.Mode == agenteval.ModeConversation && t.Skip == "" && tr.selectsAt(sp, i, t) {
 					n++
 				}
-			}
+			})
 			if n == 0 {
 				continue
 			}
@@ -100,15 +100,15 @@ func systemPromptDifferences(p *Plan) []string {
 				continue
 			}
 			without, n := 0, 0
-			for _, t := range sp.Tests {
-				if t.Skip != "" || !tr.selects(t) {
-					continue
+			sp.each(func(i int, t suite.TestInfo) {
+				if t.Skip != "" || !tr.selectsAt(sp, i, t) {
+					return
 				}
 				n++
-				if !opensWithSystem(t) {
+				if !t.OpensWithSystem {
 					without++
 				}
-			}
+			})
 			if without == 0 {
 				continue
 			}
@@ -132,17 +132,6 @@ func systemPromptDifferences(p *Plan) []string {
 		out = append(out, located(c.pos, msg))
 	}
 	return out
-}
-
-// opensWithSystem says whether the conversation a test sends its agent
-// opens with a system message, the rule by which a model target adds
-// its system prompt (and AgentV's adds its own).
-func opensWithSystem(t *agenteval.Test) bool {
-	first := t.Input
-	if len(first) == 0 && len(t.Turns) > 0 {
-		first = t.Turns[0].Input
-	}
-	return len(first) > 0 && first[0].Role == agenteval.RoleSystem
 }
 
 // judgeNotes say the judge of each suite whose judge AgentV's

@@ -124,8 +124,8 @@ func IsEvalFile(p string) bool {
 func noMatch(filter string, suites []*suite.Suite) string {
 	var ids []string
 	for _, s := range suites {
-		for _, t := range s.Tests {
-			ids = append(ids, t.ID)
+		for i := range s.NumTests() {
+			ids = append(ids, s.Info(i).ID)
 		}
 	}
 	msg := fmt.Sprintf("--filter %q matches none of the %s", filter, words.Counted(len(ids), "test"))

@@ -82,6 +82,7 @@ func Load(opt Options, paths ...string) (*Session, error) {
 		lo := ProjectOptions(cfg, judgeAvailable, simulatorAvailable)
 		lo.NoExec, lo.MaxFileBytes, lo.Strict = opt.NoExec, opt.MaxFileBytes, opt.Strict
 		lo.Graders = opt.Graders
+		lo.Stream = opt.Stream && opt.Select == nil
 		st, err := suite.Load(p, lo)
 		if st != nil && !opt.Quiet {
 			for _, w := range st.Warnings {
@@ -100,12 +101,22 @@ func Load(opt Options, paths ...string) (*Session, error) {
 			continue
 		}
 		if st.Schema == suite.SchemaAgentVJSONL {
-			opt.logf("%s: read as AgentV tests (JSONL), %d tests\n", p, len(st.Tests))
+			opt.logf("%s: read as AgentV tests (JSONL), %d tests\n", p, st.NumTests())
 		}
 		if !HasTag(st, opt.Tags) {
 			continue
 		}
 		project.Apply(cfg, st)
+		if cfg != nil && cfg.Defaults.Trials > 0 && st.Streamed() {
+			// project.Apply gives the tests in memory the project's
+			// trials; a streamed suite's get them as they are read.
+			trials := cfg.Defaults.Trials
+			st.AmendTests(func(t *agenteval.Test) {
+				if t.Trials == 0 {
+					t.Trials = trials
+				}
+			})
+		}
 		s.configs[st] = cfg
 		// Every target's credentials are secrets, whichever target runs:
 		// a command target inherits the whole environment.
@@ -196,9 +207,4 @@ func Warning(pe *agenteval.PosError) string {
 }
 
 // SuiteName is the name results give a suite's tests.
-func SuiteName(s *suite.Suite) string {
-	if len(s.Tests) > 0 {
-		return s.Tests[0].Suite
-	}
-	return s.Name
-}
+func SuiteName(s *suite.Suite) string { return s.TestSuiteName() }

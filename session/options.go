@@ -55,6 +55,14 @@ type Options struct {
 	// Select, when set, runs only the tests it accepts, of those Filter
 	// selects; it is asked as the run goes (go test -run's choice, say).
 	Select func(*agenteval.Test) bool
+	// Stream leaves each eval file's tests in the file between loading
+	// and running (suite.Options.Stream), as agenteval run does: every
+	// test is read and checked when the session loads, and read again as
+	// the run starts it, so the run's memory follows the tests in flight,
+	// not the size of the suite. A suite read that way has no Tests
+	// (Suite.Streamed; NumTests, Info and EachTest give them), nor has its
+	// SuitePlan. Select, which is asked of each whole test, turns it off.
+	Stream bool
 	// Shard runs only part i of n of the tests ("2/4").
 	Shard string
 	// RunID names the run; "" means a new id (with Shard, the CI

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"fmt"
 	"os"
+	"path"
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/bytesize"
@@ -34,10 +36,48 @@ type Plan struct {
 // SuitePlan is one suite's part of a plan.
 type SuitePlan struct {
 	Suite *suite.Suite
-	// Tests are the tests the filter selects, in file order.
-	Tests  []*agenteval.Test
+	// Tests are the tests the filter selects, in file order; none for a
+	// streamed suite (Options.Stream), whose tests stay in its file.
+	Tests []*agenteval.Test
+	// sel are the indexes of the tests the filter selects, in file
+	// order; nil means all of them.
+	sel    []int
 	runs   []targetRun
 	opened []openedRun
+}
+
+// each calls f with the index of each test the filter selects, and what
+// the suite knows of it, in file order.
+func (sp *SuitePlan) each(f func(i int, ti suite.TestInfo)) {
+	if sp.sel == nil {
+		for i := range sp.Suite.NumTests() {
+			f(i, sp.Suite.Info(i))
+		}
+		return
+	}
+	for _, i := range sp.sel {
+		f(i, sp.Suite.Info(i))
+	}
+}
+
+// selectFiltered returns the indexes of a suite's tests whose id the
+// filter matches, in file order: nil when there is no filter, which
+// matches them all.
+func selectFiltered(st *suite.Suite, filter string) ([]int, error) {
+	if filter == "" {
+		return nil, nil
+	}
+	sel := []int{}
+	for i := range st.NumTests() {
+		ok, err := path.Match(filter, st.Info(i).ID)
+		if err != nil {
+			return nil, fmt.Errorf("--filter %q: %v", filter, err)
+		}
+		if ok {
+			sel = append(sel, i)
+		}
+	}
+	return sel, nil
 }
 
 // Targets are the names of the targets the suite runs against, in order.
@@ -58,11 +98,18 @@ func (s *Session) Plan() (*Plan, error) {
 	opt := &s.opt
 	p := &Plan{s: s, Output: opt.Output}
 	for _, st := range s.Suites {
-		sel, err := run.Selected(st, opt.Filter)
+		idx, err := selectFiltered(st, opt.Filter)
 		if err != nil {
 			return nil, configErr("%v", err)
 		}
-		sp := &SuitePlan{Suite: st, Tests: sel}
+		sp := &SuitePlan{Suite: st, sel: idx}
+		if !st.Streamed() {
+			sel, err := run.Selected(st, opt.Filter)
+			if err != nil {
+				return nil, configErr("%v", err)
+			}
+			sp.Tests = sel
+		}
 		if opt.Agent == nil {
 			sp.runs = targetRuns(opt.Targets, st, s.Suites, opt.logf)
 		} else {
@@ -91,11 +138,12 @@ func (s *Session) Plan() (*Plan, error) {
 			sp.runs[i].keep, sp.runs[i].pick = keep, opt.Select
 		}
 		for _, tr := range sp.runs {
-			for _, t := range sp.Tests {
-				if (targetRun{only: tr.only}).selects(t) {
+			only := targetRun{only: tr.only}
+			sp.each(func(_ int, ti suite.TestInfo) {
+				if only.selectsID(ti.ID) {
 					matched++
 				}
-			}
+			})
 		}
 	}
 	if matched == 0 && opt.Filter != "" {
@@ -104,11 +152,11 @@ func (s *Session) Plan() (*Plan, error) {
 	shardTests := 0
 	for _, sp := range p.Suites {
 		for _, tr := range sp.runs {
-			for _, t := range sp.Tests {
-				if tr.selects(t) {
+			sp.each(func(i int, ti suite.TestInfo) {
+				if tr.selectsAt(sp, i, ti) {
 					shardTests++
 				}
-			}
+			})
 		}
 	}
 	sharding.label(opt, hdr, opt.Resume != "", shardTests)
@@ -126,7 +174,7 @@ func (s *Session) Plan() (*Plan, error) {
 		return nil, err
 	}
 	for _, sp := range p.Suites {
-		p.Total += plannedTotal(sp.Suite, sp.runs, sp.Tests, p.done)
+		p.Total += plannedTotal(sp, p.done)
 	}
 	return p, nil
 }

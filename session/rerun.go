@@ -152,22 +152,23 @@ func (r *resumed) carryOver(add func(*agenteval.Result) error) error {
 
 // plannedTotal counts the tests a run will report: for each target run of
 // each suite, the selected tests already finished or to run again.
-func plannedTotal(s *suite.Suite, trs []targetRun, ts []*agenteval.Test, done *resumed) int {
+func plannedTotal(sp *SuitePlan, done *resumed) int {
+	s := sp.Suite
 	n := 0
-	for _, tr := range trs {
+	for _, tr := range sp.runs {
 		name := tr.spec.Name
-		for _, t := range ts {
-			if !tr.selects(t) {
-				continue
+		sp.each(func(i int, t suite.TestInfo) {
+			if !tr.selectsAt(sp, i, t) {
+				return
 			}
 			if done == nil || done.again == nil {
 				n++
-				continue
+				return
 			}
 			if _, finished := done.doneFor(SuiteName(s), name)[t.ID]; finished || done.runsAgain(SuiteName(s), name, t.ID) {
 				n++
 			}
-		}
+		})
 	}
 	return n
 }

@@ -164,23 +164,34 @@ func (p *Plan) runAll(ctx context.Context, sink *Sink) error {
 			if err != nil {
 				// One target of a matrix that cannot run: its tests end in
 				// execution_error, naming why; the other targets run.
-				for i := range sp.Suite.Tests {
-					if t := &sp.Suite.Tests[i]; tr.selects(t) {
-						if werr := sink.Write(targetErrorResult(t, tr.spec.Name, err)); werr != nil {
-							return werr
-						}
+				werr := sp.Suite.EachTest(func(_ int, t *agenteval.Test) error {
+					if !tr.selects(t) {
+						return nil
 					}
+					return sink.Write(targetErrorResult(t, tr.spec.Name, err))
+				})
+				if werr != nil {
+					return werr
 				}
 				continue
 			}
-			ropt.Select = tr.selects
+			selects := tr.selectsID
 			if d := p.done; d != nil {
 				name, st := ropt.Target, sp.Suite
 				ropt.Done = d.doneFor(SuiteName(st), name)
 				if d.again != nil {
-					ropt.Select = func(t *agenteval.Test) bool {
-						return tr.selects(t) && d.runsAgain(SuiteName(st), name, t.ID)
+					selects = func(id string) bool {
+						return tr.selectsID(id) && d.runsAgain(SuiteName(st), name, id)
 					}
+				}
+			}
+			if sp.Suite.Streamed() {
+				// A streamed suite's tests are chosen by id, without
+				// reading them.
+				ropt.SelectInfo = func(ti suite.TestInfo) bool { return selects(ti.ID) }
+			} else {
+				ropt.Select = func(t *agenteval.Test) bool {
+					return selects(t.ID) && (tr.pick == nil || tr.pick(t))
 				}
 			}
 			if err := run.RunSuite(ctx, sp.Suite, ropt, sink.Write); err != nil {

@@ -35,7 +35,7 @@ func shardPath(file string) string {
 // each suite it keeps.
 type shardRun struct {
 	spec shard.Spec
-	keep map[*suite.Suite]func(*agenteval.Test) bool
+	keep map[*suite.Suite]func(id string) bool
 }
 
 // parseShard reads --shard; nil means the whole run.
@@ -47,15 +47,53 @@ func parseShard(flag string, suites []*suite.Suite) (*shardRun, error) {
 	if err != nil {
 		return nil, configErr("%v", err)
 	}
-	sr := &shardRun{spec: spec, keep: map[*suite.Suite]func(*agenteval.Test) bool{}}
+	sr := &shardRun{spec: spec, keep: map[*suite.Suite]func(string) bool{}}
 	for _, s := range suites {
-		sr.keep[s] = shard.Select(shardPath(s.File), s.Tests, spec)
+		sr.keep[s] = shardKeep(shardPath(s.File), s, spec)
 	}
 	return sr, nil
 }
 
+// shardKeep says which tests of a suite shard spec keeps, by id, as
+// shard.Select does. A streamed suite's tests are not at hand, and
+// shard.Assign needs only those that depends_on links: each of the
+// others goes to the shard of its own id.
+func shardKeep(path string, s *suite.Suite, spec shard.Spec) func(string) bool {
+	if spec.Count <= 1 {
+		return func(string) bool { return true }
+	}
+	if !s.Streamed() {
+		where := shard.Assign(path, s.Tests, spec.Count)
+		return func(id string) bool { return where[id] == spec.Index }
+	}
+	linked := map[string]bool{}
+	for i := range s.NumTests() {
+		if ti := s.Info(i); len(ti.DependsOn) > 0 {
+			linked[ti.ID] = true
+			for _, dep := range ti.DependsOn {
+				linked[dep] = true
+			}
+		}
+	}
+	var group []agenteval.Test
+	if len(linked) > 0 {
+		for i := range s.NumTests() {
+			if ti := s.Info(i); linked[ti.ID] {
+				group = append(group, agenteval.Test{ID: ti.ID, DependsOn: ti.DependsOn})
+			}
+		}
+	}
+	where := shard.Assign(path, group, spec.Count)
+	return func(id string) bool {
+		if n, ok := where[id]; ok {
+			return n == spec.Index
+		}
+		return shard.Of(path, id, spec.Count) == spec.Index
+	}
+}
+
 // keeps returns the suite's shard filter, or nil without sharding.
-func (sr *shardRun) keeps(s *suite.Suite) func(*agenteval.Test) bool {
+func (sr *shardRun) keeps(s *suite.Suite) func(string) bool {
 	if sr == nil {
 		return nil
 	}

@@ -20,8 +20,8 @@ type targetRun struct {
 	target string
 	// only, when set, are the tests of this run, by id.
 	only map[string]bool
-	// keep, when set, keeps the tests of this shard (--shard).
-	keep func(*agenteval.Test) bool
+	// keep, when set, keeps the tests of this shard (--shard), by id.
+	keep func(id string) bool
 	// pick is the caller's own choice of tests (Options.Select).
 	pick func(*agenteval.Test) bool
 	// spec is the target chosen, once; err says why it cannot be.
@@ -30,7 +30,21 @@ type targetRun struct {
 }
 
 func (tr targetRun) selects(t *agenteval.Test) bool {
-	return (tr.only == nil || tr.only[t.ID]) && (tr.keep == nil || tr.keep(t)) && (tr.pick == nil || tr.pick(t))
+	return tr.selectsID(t.ID) && (tr.pick == nil || tr.pick(t))
+}
+
+// selectsID is selects without the caller's pick, which needs the test
+// itself: all there is for a streamed suite, which has no pick.
+func (tr targetRun) selectsID(id string) bool {
+	return (tr.only == nil || tr.only[id]) && (tr.keep == nil || tr.keep(id))
+}
+
+// selectsAt says whether the run selects test i of the suite sp plans.
+func (tr targetRun) selectsAt(sp *SuitePlan, i int, ti suite.TestInfo) bool {
+	if !tr.selectsID(ti.ID) {
+		return false
+	}
+	return tr.pick == nil || sp.Suite.Streamed() || tr.pick(&sp.Suite.Tests[i])
 }
 
 // targetRuns says which targets a suite runs against. --target, given
@@ -112,7 +126,8 @@ func choices(targets []string, s *suite.Suite) []targetRun {
 	}
 	var order []string
 	tests := map[string]map[string]bool{}
-	for _, t := range s.Tests {
+	for i := range s.NumTests() {
+		t := s.Info(i)
 		names := t.Targets
 		if len(names) == 0 {
 			names = s.Matrix

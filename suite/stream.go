@@ -58,6 +58,18 @@ func InfoOf(t *agenteval.Test) TestInfo {
 	return ti
 }
 
+// TestSuiteName is the suite's name as its tests carry it (Test.Suite):
+// the first test's, else Name.
+func (s *Suite) TestSuiteName() string {
+	switch {
+	case s.stream != nil:
+		return s.stream.name
+	case len(s.Tests) > 0:
+		return s.Tests[0].Suite
+	}
+	return s.Name
+}
+
 // Streamed says that the suite's tests were left in its file
 // (Options.Stream): Tests is empty, and NumTests, Info, EachTest and a
 // TestReader give them.
@@ -66,7 +78,7 @@ func (s *Suite) Streamed() bool { return s.stream != nil }
 // NumTests is how many tests the suite has.
 func (s *Suite) NumTests() int {
 	if s.stream != nil {
-		return len(s.stream.ids)
+		return len(s.stream.flags)
 	}
 	return len(s.Tests)
 }
@@ -202,7 +214,13 @@ type stream struct {
 	sc   *suiteCtx
 	name string
 
-	ids   []string
+	// ids are the tests' ids one after another, ends where each ends:
+	// no pointers for the collector to follow, and no string headers.
+	// While loading, the text grows in idBuf, and becomes ids once the
+	// tests are read (seal).
+	ids   string
+	idBuf []byte
+	ends  []uint32
 	flags []uint8
 	// extra are the tests with more to know than an id and flags, by
 	// index, in order.
@@ -228,8 +246,9 @@ type extraInfo struct {
 // add records a test read while loading.
 func (st *stream) add(t *agenteval.Test) {
 	ti := InfoOf(t)
-	i := len(st.ids)
-	st.ids = append(st.ids, strings.Clone(ti.ID))
+	i := len(st.flags)
+	st.idBuf = append(st.idBuf, ti.ID...)
+	st.ends = append(st.ends, uint32(len(st.idBuf)))
 	var f uint8
 	if ti.Mode == agenteval.ModeConversation {
 		f |= flagConversation
@@ -249,10 +268,24 @@ func (st *stream) add(t *agenteval.Test) {
 				st.skips[ti.Skip] = ti.Skip
 			}
 		}
-		ti.ID = st.ids[i]
+		ti.ID = strings.Clone(ti.ID)
 		st.extra = append(st.extra, extraInfo{i: i, info: ti})
 	}
 	st.flags = append(st.flags, f)
+}
+
+// seal ends loading: the ids become one string.
+func (st *stream) seal() {
+	st.ids, st.idBuf = string(st.idBuf), nil
+}
+
+// id is test i's id.
+func (st *stream) id(i int) string {
+	start := uint32(0)
+	if i > 0 {
+		start = st.ends[i-1]
+	}
+	return st.ids[start:st.ends[i]]
 }
 
 func (st *stream) info(i int) TestInfo {
@@ -261,7 +294,7 @@ func (st *stream) info(i int) TestInfo {
 		k := sort.Search(len(st.extra), func(k int) bool { return st.extra[k].i >= i })
 		return st.extra[k].info
 	}
-	ti := TestInfo{ID: st.ids[i], OpensWithSystem: f&flagSystem != 0}
+	ti := TestInfo{ID: st.id(i), OpensWithSystem: f&flagSystem != 0}
 	if f&flagConversation != 0 {
 		ti.Mode = agenteval.ModeConversation
 	}
@@ -311,6 +344,17 @@ func (st *stream) read(k int) ([]agenteval.Test, error) {
 	d.problems = &problems{}
 	sc := *st.sc
 	sc.d = &d
+	if len(sc.prompts) > 0 {
+		// A prompt reports through its own file's decoder.
+		ps := make([]prompt, len(sc.prompts))
+		for i, p := range sc.prompts {
+			pd := *p.d
+			pd.problems = d.problems
+			p.d = &pd
+			ps[i] = p
+		}
+		sc.prompts = ps
+	}
 	root, ok := d.parse(text, "YAML")
 	if !ok || root == nil || root.Kind != yaml.SequenceNode || len(root.Content) != c.count {
 		return nil, changed(st.file, c)
@@ -329,7 +373,7 @@ func (st *stream) read(k int) ([]agenteval.Test, error) {
 		return nil, changed(st.file, c)
 	}
 	for j := range tests {
-		if tests[j].ID != st.ids[c.firstTest+j] {
+		if tests[j].ID != st.id(c.firstTest+j) {
 			return nil, changed(st.file, c)
 		}
 	}

@@ -305,6 +305,9 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 		}
 		it.d.itemTests(it.n, i, sc, name, emit)
 	}
+	if s.stream != nil {
+		s.stream.seal()
+	}
 	d.agentvTargets(s)
 	d.dedupeWarnings()
 	return s
