@@ -74,7 +74,7 @@ func TestStreamedSessionRunsTheSame(t *testing.T) {
 		}
 	}
 	dir := write(t, map[string]string{
-		"agenteval.yaml": "defaults:\n  trials: 2\n",
+		"agenteval.yaml":  "defaults:\n  trials: 2\n",
 		"evals/many.yaml": y.String(),
 	})
 	path := filepath.Join(dir, "evals/many.yaml")
