@@ -219,7 +219,9 @@ func humanCount(n int64) string {
 // runSuites is agenteval run: the flags become a session's options, the
 // terminal gets progress and the summary, and the outcome an exit code.
 func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
+	mp := startMemProfile(e.stderr)
 	s, plan, stop, err := f.plan(e, paths)
+	mp.loaded(e.stderr)
 	if err != nil {
 		return err
 	}
@@ -262,7 +264,6 @@ func runSuites(ctx context.Context, e *env, paths []string, f *runFlags) error {
 		f.otlp.stop(e, true)
 		return cliErr(err)
 	}
-	mp := startMemProfile(e.stderr)
 	out, runErr := plan.Run(ctx, sink)
 	mp.finish(e.stderr)
 	prog.stop()
@@ -356,6 +357,9 @@ func (f *runFlags) options(e *env) (session.Options, error) {
 	opt.Models = *f.judge.settings()
 	opt.NoExec, opt.MaxFileBytes, opt.Store, opt.Root = e.noExec, e.maxFile, e.storeFlag, e.root
 	opt.Command, opt.Version = "run", shortVersion()
+	// The tests stay in their files until the run starts them: a large
+	// suite's memory is the tests in flight, not the whole file's.
+	opt.Stream = true
 	opt.Log = e.stderr
 	return opt, nil
 }

@@ -76,6 +76,9 @@ and targets, whichever spelling (AgentV v4 or v5 keys) the file used.`,
 				opt := session.ProjectOptions(cfg, judge, simulator != "")
 				opt.NoExec, opt.MaxFileBytes = e.noExec, e.maxFile
 				opt.NoJudgeNeeded, opt.Strict = true, strict
+				// A large file's tests are checked a chunk at a time, and
+				// counted by reading them again, rather than all held.
+				opt.Stream = true
 				check := func(s *suite.Suite) []error {
 					// What a run would refuse before it starts, so that a
 					// file that validates is one whose run starts.
@@ -139,13 +142,19 @@ func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config, 
 		return exitFailed
 	}
 	turns, simulated, subgoals, calls := 0, 0, 0, 0
-	for _, t := range s.Tests {
+	err = s.EachTest(func(_ int, t *agenteval.Test) error {
 		turns += len(t.Turns)
 		if t.User != nil {
 			simulated++
 		}
 		subgoals += len(t.Subgoals)
 		calls += len(t.ExpectedToolCalls)
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintln(e.stderr, err.Error())
+		fmt.Fprintf(e.stdout, "%s: invalid: %s\n", path, counted(1, "error"))
+		return exitFailed
 	}
 	extra := ""
 	if simulated > 0 {
@@ -171,7 +180,7 @@ func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config, 
 		fmt.Fprintf(e.stdout, "%s: invalid: %s\n", path, counted(len(errs), "error"))
 		return exitFailed
 	}
-	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s); read as %s%s%s\n", path, counted(len(s.Tests), "test"), counted(turns, "conversation turn"), extra, s.Schema, with, compatNote(s))
+	fmt.Fprintf(e.stdout, "%s: ok, %s (%s%s); read as %s%s%s\n", path, counted(s.NumTests(), "test"), counted(turns, "conversation turn"), extra, s.Schema, with, compatNote(s))
 	return exitOK
 }
 
