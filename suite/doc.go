@@ -7,7 +7,9 @@
 //
 // Loading reports every problem at once, each as path:line:col with what is
 // wrong and what to write instead; unknown keys get a "did you mean".
-// ${VAR} and ${{ VAR }} are replaced from the environment.
+// ${VAR} and ${{ VAR }} are replaced from the environment. A large file's
+// tests may stay in the file once checked (Options.Stream), to be read
+// again a chunk at a time as a run starts them.
 //
 // It imports the root package, grade (to check assertion settings early),
 // internal helpers, the standard library and the YAML library.

@@ -383,19 +383,19 @@ func (st *stream) read(k int) ([]agenteval.Test, error) {
 // loadStreamed is Load of a streamed suite; ok is false for a file that
 // is not read that way (its tests are not one block sequence the split
 // is sure of), which Load then reads whole.
-func loadStreamed(path string, opt Options) (s *Suite, err error, ok bool) {
+func loadStreamed(path string, opt Options) (s *Suite, ok bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, false
+		return nil, false, nil
 	}
 	defer f.Close()
 	sp, ok, err := scanTests(f, true)
 	if err != nil || !ok {
-		return nil, nil, false
+		return nil, false, nil
 	}
 	d, err := newDecoder(path, opt)
 	if err != nil {
-		return nil, err, true
+		return nil, true, err
 	}
 	d.lenient = true
 	st := &stream{file: path, chunks: sp.chunks}
@@ -404,11 +404,11 @@ func loadStreamed(path string, opt Options) (s *Suite, err error, ok bool) {
 	d.check = newValidator(d, opt)
 	root, ok := d.parse(sp.head, "YAML")
 	if !ok || root == nil {
-		return nil, nil, false
+		return nil, false, nil
 	}
 	s = d.suiteFrom(root, nil, false)
 	if d.splitFailed {
-		return nil, nil, false
+		return nil, false, nil
 	}
 	if s.stream == nil {
 		// Read in memory after all (scenarios: beside tests:).
@@ -421,5 +421,5 @@ func loadStreamed(path string, opt Options) (s *Suite, err error, ok bool) {
 		}
 	}
 	s, err = d.finish(s, opt)
-	return s, err, true
+	return s, true, err
 }

@@ -25,8 +25,11 @@ type Suite struct {
 	Schema      string
 	Name        string
 	Description string
-	Tests       []agenteval.Test
-	Targets     []TargetSpec
+	// Tests are the suite's tests, in file order; empty when they were
+	// left in the file (Options.Stream, Streamed), where NumTests, Info,
+	// EachTest and a TestReader find them.
+	Tests   []agenteval.Test
+	Targets []TargetSpec
 	// DefaultTarget names the target from execution.target, if given.
 	DefaultTarget string
 	// Matrix lists the targets the suite runs against, one run each
@@ -243,7 +246,7 @@ func Load(path string, opt Options) (*Suite, error) {
 	}
 	if opt.Stream && chunked {
 		if ext := strings.ToLower(filepath.Ext(path)); ext == ".yaml" || ext == ".yml" {
-			if s, err, ok := loadStreamed(path, opt); ok {
+			if s, ok, err := loadStreamed(path, opt); ok {
 				return s, err
 			}
 		}
