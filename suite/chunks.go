@@ -245,29 +245,19 @@ func isTestsKey(l []byte) bool {
 	return len(rest) == 0 || rest[0] == '#'
 }
 
-// chunkedItems checks that the suite's root, parsed from the split's head,
-// has tests: where the split found it and nothing under it, and returns the
-// tests as items that parse when read.
-func (d *decoder) chunkedItems(root, testsNode *yaml.Node, testsLine int, chunks []chunk) ([]testItem, bool) {
+// splitHolds checks that the suite's root, parsed from the split's head,
+// has tests: where the split found it and nothing under it: the tests
+// are the chunks' items.
+func (d *decoder) splitHolds(root, testsNode *yaml.Node, testsLine int) bool {
 	if root == nil || root.Kind != yaml.MappingNode || testsNode == nil || !isNull(testsNode) {
-		return nil, false
+		return false
 	}
-	found := false
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if k := root.Content[i]; k.Value == "tests" && k.Line == testsLine && k.Column == 1 && root.Content[i+1] == testsNode {
-			found = true
+			return true
 		}
 	}
-	if !found {
-		return nil, false
-	}
-	var items []testItem
-	for i := range chunks {
-		for k := range chunks[i].count {
-			items = append(items, testItem{d: d, chunk: &chunks[i], index: k})
-		}
-	}
-	return items, true
+	return false
 }
 
 // itemNode parses an item's chunk when its first item is read, with the

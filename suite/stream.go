@@ -274,9 +274,13 @@ func (st *stream) add(t *agenteval.Test) {
 	st.flags = append(st.flags, f)
 }
 
-// seal ends loading: the ids become one string.
+// seal ends loading: the ids become one string, and what grew while
+// loading is cut to size.
 func (st *stream) seal() {
 	st.ids, st.idBuf = string(st.idBuf), nil
+	st.ends = append([]uint32(nil), st.ends...)
+	st.flags = append([]uint8(nil), st.flags...)
+	st.skips = nil
 }
 
 // id is test i's id.

@@ -153,3 +153,53 @@ func TestStreamOnlyWhatSplits(t *testing.T) {
 		}
 	}
 }
+
+// A streamed file's problems are the same as in memory, in the same
+// order: ids used twice (with and without depends_on), unknown and
+// cyclic dependencies, judged assertions without a judge (errors, or one
+// warning for validate), a simulated user without a model, --no-exec.
+func TestStreamedProblemsMatch(t *testing.T) {
+	p := writeEval(t, "tricky.yaml", trickyEval)
+	for _, opt := range []Options{{}, {NoJudgeNeeded: true}, {JudgeAvailable: true, NoExec: true}, {JudgeAvailable: true, Strict: true}} {
+		if !streamMatchesWhole(t, p, []byte(trickyEval), opt) {
+			t.Errorf("%+v: not streamed", opt)
+		}
+	}
+}
+
+const trickyEval = `tests:
+  - id: a
+    input: hi
+    depends_on: [b]
+    assertions: [Says hi]
+  - id: b
+    input: hi
+    depends_on: [c]
+    assertions: [{type: contains, value: x}]
+  - id: c
+    input: hi
+    depends_on: [a, nosuch]
+  - id: a
+    input: again
+    assertions: [Judged again]
+  - id: d
+    input: hi
+    depends_on: [d]
+  - id: e
+    input: hi
+    user: {persona: a traveller}
+    turns: 2
+  - id: f
+    input: hi
+    depends_on: [g]
+  - id: g
+    input: hi
+    depends_on: [f]
+  - id: h
+    input: hi
+    assertions: [{type: script, command: [true]}]
+  - id: b
+    input: hi
+    depends_on: [a]
+    assertions: [Final]
+`

@@ -3,6 +3,7 @@ package suite
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,6 +16,7 @@ import (
 // settings, and that judged assertions have a judge.
 func (d *decoder) validate(s *Suite, opt Options) {
 	v := newValidator(d, opt)
+	v.judgeKnown = opt.JudgeAvailable || s.Judge != nil
 	for i := range s.Tests {
 		v.test(&s.Tests[i])
 	}
@@ -30,20 +32,21 @@ type validator struct {
 	// judgeKnown says a judge is known already: one given from outside,
 	// or the file's judge:. AgentV's configuration may give one later.
 	judgeKnown bool
-	// ids are the tests' ids: the line of the first with each, and the
-	// last one's index in deps, -1 when it has none.
-	ids  map[string]seenID
-	n    int // tests checked
-	dups []error
-	deps []depTest
+	// ids are the tests' ids (a streamed suite's are not kept elsewhere
+	// until it is loaded, and a map of strings would cost five times as
+	// much): each id once, in order of its first test.
+	ids ids
+	// lastDeps are, for the ids whose tests have depends_on, the index
+	// in deps of the last test with the id, -1 when that one has none.
+	lastDeps map[string]int
+	dups     []error
+	deps     []depTest
 	// exec are the assertions that run a program, under --no-exec.
 	exec []error
 	// pending are each test's problems, in order: errors, and what only
 	// a suite without a judge must say.
 	pending []pending
 }
-
-type seenID struct{ line, first, last int }
 
 // depTest is a test with depends_on.
 type depTest struct {
@@ -66,32 +69,23 @@ type judgedUse struct {
 }
 
 func newValidator(d *decoder, opt Options) *validator {
-	return &validator{d: d, opt: opt, ids: map[string]seenID{}}
+	return &validator{d: d, opt: opt, lastDeps: map[string]int{}}
 }
 
 // test checks one test. The suite's judge is known by now unless
 // AgentV's configuration gives it, which is read after the tests.
 func (v *validator) test(t *agenteval.Test) {
-	if v.ids == nil {
-		v.ids = map[string]seenID{}
-	}
 	if t.ID != "" {
-		if first, dup := v.ids[t.ID]; dup {
-			v.dups = append(v.dups, t.Pos.Errorf(fmt.Sprintf("test id %q is used twice (first on line %d); ids must be unique", t.ID, first.line)))
-			first.last = -1
+		if k, dup := v.ids.add(t.ID, t.Pos.Line); dup {
+			v.dups = append(v.dups, t.Pos.Errorf(fmt.Sprintf("test id %q is used twice (first on line %d); ids must be unique", t.ID, v.ids.lines[k])))
+		}
+		if _, linked := v.lastDeps[t.ID]; linked || len(t.DependsOn) > 0 {
+			v.lastDeps[t.ID] = -1
 			if len(t.DependsOn) > 0 {
-				first.last = len(v.deps)
+				v.lastDeps[t.ID] = len(v.deps)
 			}
-			v.ids[t.ID] = first
-		} else {
-			last := -1
-			if len(t.DependsOn) > 0 {
-				last = len(v.deps)
-			}
-			v.ids[t.ID] = seenID{line: t.Pos.Line, first: v.n, last: last}
 		}
 	}
-	v.n++
 	if len(t.DependsOn) > 0 {
 		v.deps = append(v.deps, depTest{id: t.ID, pos: t.Pos, deps: t.DependsOn})
 	}
@@ -130,7 +124,7 @@ func (v *validator) finish(s *Suite) {
 	d.errs = append(d.errs, v.dups...)
 	for _, t := range v.deps {
 		for _, dep := range t.deps {
-			if _, ok := v.ids[dep]; !ok {
+			if _, ok := v.ids.find(dep); !ok {
 				d.errs = append(d.errs, t.pos.Errorf(fmt.Sprintf("test %q depends_on %q, which is not a test in this file", t.id, dep)))
 			}
 			if dep == t.id {
@@ -170,7 +164,7 @@ func (v *validator) finish(s *Suite) {
 			}
 		}
 	}
-	v.ids, v.deps, v.pending = nil, nil, nil
+	v.ids, v.lastDeps, v.deps, v.pending = ids{}, nil, nil, nil
 }
 
 // noExecWhy says what --no-exec refuses and how to allow it.
@@ -204,11 +198,12 @@ func (d *decoder) refuseMCP(servers []MCPServer) {
 // last test, as in the run.
 func (v *validator) checkCycles() {
 	deps := func(id string) (*depTest, bool) {
-		s, ok := v.ids[id]
-		if !ok || s.last < 0 {
+		last, linked := v.lastDeps[id]
+		if !linked || last < 0 {
+			_, ok := v.ids.find(id)
 			return nil, ok
 		}
-		return &v.deps[s.last], true
+		return &v.deps[last], true
 	}
 	const (
 		unseen = iota
@@ -245,12 +240,14 @@ func (v *validator) checkCycles() {
 	// The ids whose test has depends_on, in the order of their first
 	// test, as a walk of every test would start from them.
 	var starts []string
-	for id, s := range v.ids {
-		if s.last >= 0 {
+	first := map[string]int{}
+	for id, last := range v.lastDeps {
+		if last >= 0 {
 			starts = append(starts, id)
+			first[id], _ = v.ids.find(id)
 		}
 	}
-	sort.Slice(starts, func(i, j int) bool { return v.ids[starts[i]].first < v.ids[starts[j]].first })
+	sort.Slice(starts, func(i, j int) bool { return first[starts[i]] < first[starts[j]] })
 	for _, id := range starts {
 		if state[id] == unseen {
 			visit(id)
@@ -341,4 +338,60 @@ func selfJudgeHint(s *Suite) string {
 		}
 	}
 	return ""
+}
+
+// ids is a set of test ids, each with the line of its first test, in
+// order of first use: the ids' text one after another, and a map from
+// each id's hash to its place (ids whose hash another id has taken go in
+// a map of their own).
+type ids struct {
+	text    []byte
+	ends    []uint32
+	lines   []uint32
+	seed    maphash.Seed
+	byHash  map[uint64]int
+	collide map[string]int
+}
+
+// add adds an id first seen on line, and returns its place; dup says it
+// was there already.
+func (s *ids) add(id string, line int) (k int, dup bool) {
+	if k, ok := s.find(id); ok {
+		return k, true
+	}
+	if s.byHash == nil {
+		s.seed, s.byHash = maphash.MakeSeed(), map[uint64]int{}
+	}
+	k = len(s.ends)
+	s.text = append(s.text, id...)
+	s.ends = append(s.ends, uint32(len(s.text)))
+	s.lines = append(s.lines, uint32(line))
+	h := maphash.String(s.seed, id)
+	if _, taken := s.byHash[h]; taken {
+		if s.collide == nil {
+			s.collide = map[string]int{}
+		}
+		s.collide[id] = k
+	} else {
+		s.byHash[h] = k
+	}
+	return k, false
+}
+
+// find returns an id's place.
+func (s *ids) find(id string) (int, bool) {
+	if s.byHash == nil {
+		return 0, false
+	}
+	if k, ok := s.byHash[maphash.String(s.seed, id)]; ok {
+		start := uint32(0)
+		if k > 0 {
+			start = s.ends[k-1]
+		}
+		if string(s.text[start:s.ends[k]]) == id {
+			return k, true
+		}
+	}
+	k, ok := s.collide[id]
+	return k, ok
 }

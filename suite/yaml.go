@@ -241,13 +241,20 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 	if execNode != nil {
 		d.suiteExecution(execNode, s, sc)
 	}
+	// items are the tests' nodes, or where they are; the split's items
+	// come first, a chunk of the file at a time, from chunks.
 	items := lines
+	var chunks []chunk
+	chunked := 0
 	switch {
 	case d.split != nil:
-		var ok bool
-		if items, ok = d.chunkedItems(root, testsNode, d.split.line, d.split.chunks); !ok {
+		if !d.splitHolds(root, testsNode, d.split.line) {
 			d.splitFailed = true
 			return s
+		}
+		chunks = d.split.chunks
+		for _, c := range chunks {
+			chunked += c.count
 		}
 	case !jsonl:
 		items = d.testItems(testsNode, root)
@@ -257,7 +264,7 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 		d.fail(root, "the eval file has no tests:; add a list of tests, each with an id and an input")
 		return s
 	}
-	if len(items) == 0 && testsNode != nil {
+	if len(items)+chunked == 0 && testsNode != nil {
 		if rn := resolve(testsNode); rn != nil && rn.Kind == yaml.SequenceNode {
 			d.fail(rn, "tests is empty; add at least one test")
 		}
@@ -279,31 +286,33 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 	if st := d.stream; st != nil {
 		st.sc, st.name = sc, name
 		s.stream = st
+		d.check.judgeKnown = d.check.opt.JudgeAvailable || s.Judge != nil
 		emit = func(t *agenteval.Test) {
 			st.add(t)
 			d.check.test(t)
 		}
 	} else {
-		s.Tests = make([]agenteval.Test, 0, len(items)*max(1, len(sc.prompts)))
+		s.Tests = make([]agenteval.Test, 0, (len(items)+chunked)*max(1, len(sc.prompts)))
 	}
-	for i, it := range items {
-		items[i] = testItem{}
-		if c := it.chunk; c != nil {
-			n, ok := it.d.itemNode(it)
+	i := 0
+	for ci := range chunks {
+		c := &chunks[ci]
+		c.firstItem, c.firstTest = i, s.NumTests()
+		for k := range c.count {
+			n, ok := d.itemNode(testItem{d: d, chunk: c, index: k})
 			if !ok {
 				d.splitFailed = true
 				return s
 			}
-			it.n = n
-			if it.index == 0 {
-				c.firstItem, c.firstTest = i, s.NumTests()
-			}
-			before := s.NumTests()
-			it.d.itemTests(it.n, i, sc, name, emit)
-			c.tests += s.NumTests() - before
-			continue
+			d.itemTests(n, i, sc, name, emit)
+			i++
 		}
+		c.tests = s.NumTests() - c.firstTest
+	}
+	for j, it := range items {
+		items[j] = testItem{}
 		it.d.itemTests(it.n, i, sc, name, emit)
+		i++
 	}
 	if s.stream != nil {
 		s.stream.seal()
