@@ -66,6 +66,25 @@ func TestStreamedSuite(t *testing.T) {
 	}
 }
 
+// Visit sees each test as Load reads it, streamed or not.
+func TestVisit(t *testing.T) {
+	p := writeEval(t, "load.yaml", string(loadsuite.Conversations(chunkItems+3)))
+	var got [2][]string
+	for k, stream := range []bool{false, true} {
+		turns := 0
+		s, err := Load(p, Options{JudgeAvailable: true, Stream: stream, Visit: func(t *agenteval.Test) {
+			got[k] = append(got[k], t.ID)
+			turns += len(t.Turns)
+		}})
+		if err != nil || s.Streamed() != stream || turns != 4*(chunkItems+3) {
+			t.Fatalf("stream %v: %v, streamed %v, %d turns", stream, err, s.Streamed(), turns)
+		}
+	}
+	if len(got[0]) != chunkItems+3 || !cmp.Equal(got[0], got[1]) {
+		t.Errorf("visited %v and %v", got[0], got[1])
+	}
+}
+
 // Reading tests again says nothing more, and readers may read at once:
 // each read reports into problems of its own, which are dropped (the load
 // said them), prompts' templates included.

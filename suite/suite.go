@@ -226,6 +226,10 @@ type Options struct {
 	// other file is read into memory as without it (Suite.Streamed says
 	// which). The file must not change until its tests are read.
 	Stream bool
+	// Visit, when set, is called with each test of the suite as Load
+	// reads it, in file order: what a caller wants to know of every test
+	// (counts, say) without reading a streamed suite's tests again.
+	Visit func(t *agenteval.Test)
 }
 
 // DefaultMaxFileBytes bounds an eval file: it is parsed whole, and its
@@ -311,6 +315,11 @@ func (d *decoder) finish(s *Suite, opt Options) (*Suite, error) {
 			d.check.finish(s)
 		} else {
 			d.validate(s, opt)
+			if opt.Visit != nil {
+				for i := range s.Tests {
+					opt.Visit(&s.Tests[i])
+				}
+			}
 		}
 	}
 	sortErrors(d.errs)

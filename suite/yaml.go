@@ -290,6 +290,9 @@ func (d *decoder) suiteFrom(root *yaml.Node, lines []testItem, jsonl bool) *Suit
 		emit = func(t *agenteval.Test) {
 			st.add(t)
 			d.check.test(t)
+			if d.check.opt.Visit != nil {
+				d.check.opt.Visit(t)
+			}
 		}
 	} else {
 		s.Tests = make([]agenteval.Test, 0, (len(items)+chunked)*max(1, len(sc.prompts)))

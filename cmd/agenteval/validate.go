@@ -77,7 +77,7 @@ and targets, whichever spelling (AgentV v4 or v5 keys) the file used.`,
 				opt.NoExec, opt.MaxFileBytes = e.noExec, e.maxFile
 				opt.NoJudgeNeeded, opt.Strict = true, strict
 				// A large file's tests are checked a chunk at a time, and
-				// counted by reading them again, rather than all held.
+				// counted as they are read, rather than all held.
 				opt.Stream = true
 				check := func(s *suite.Suite) []error {
 					// What a run would refuse before it starts, so that a
@@ -125,6 +125,15 @@ func validateProject(e *env, path string) int {
 
 // validateSuite checks one eval file and returns its exit code.
 func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config, explain bool, check func(*suite.Suite) []error) int {
+	turns, simulated, subgoals, calls := 0, 0, 0, 0
+	opt.Visit = func(t *agenteval.Test) {
+		turns += len(t.Turns)
+		if t.User != nil {
+			simulated++
+		}
+		subgoals += len(t.Subgoals)
+		calls += len(t.ExpectedToolCalls)
+	}
 	s, err := suite.Load(path, opt)
 	if s != nil {
 		for _, w := range s.Warnings {
@@ -139,21 +148,6 @@ func validateSuite(e *env, path string, opt suite.Options, cfg *project.Config, 
 		fmt.Fprintln(e.stderr, err.Error())
 		n := strings.Count(err.Error(), "\n") + 1
 		fmt.Fprintf(e.stdout, "%s: invalid: %s\n", path, counted(n, "error"))
-		return exitFailed
-	}
-	turns, simulated, subgoals, calls := 0, 0, 0, 0
-	err = s.EachTest(func(_ int, t *agenteval.Test) error {
-		turns += len(t.Turns)
-		if t.User != nil {
-			simulated++
-		}
-		subgoals += len(t.Subgoals)
-		calls += len(t.ExpectedToolCalls)
-		return nil
-	})
-	if err != nil {
-		fmt.Fprintln(e.stderr, err.Error())
-		fmt.Fprintf(e.stdout, "%s: invalid: %s\n", path, counted(1, "error"))
 		return exitFailed
 	}
 	extra := ""
