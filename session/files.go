@@ -98,6 +98,18 @@ func IsEvalFile(p string) bool {
 	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
 		return false // a named pipe, say, which reading would block on
 	}
+	if ext != ".json" {
+		// A large suite's tests are read a chunk at a time, not parsed
+		// into one tree several times the file's size.
+		if f, err := os.Open(p); err == nil {
+			st, err := f.Stat()
+			has := err == nil && suite.HasSplitTests(f, st.Size())
+			f.Close()
+			if has {
+				return true
+			}
+		}
+	}
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return false

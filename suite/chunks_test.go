@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rogpeppe/go-internal/txtar"
+	"go.yaml.in/yaml/v4"
 )
 
 // parseBothWays parses a file a test at a time and whole, and fails the
@@ -39,6 +41,15 @@ func parseBothWays(t *testing.T, path string, data []byte) bool {
 		return err.Error()
 	}; msg(errA) != msg(errB) {
 		t.Errorf("%s: read a test at a time, the errors differ:\nwhole: %v\nsplit: %v", path, errB, errA)
+	}
+	if HasSplitTests(bytes.NewReader(data), int64(len(data))) {
+		// What agenteval run dir/ takes for an eval file, so that a large
+		// file is not parsed whole to tell.
+		var top map[string]yaml.Node
+		err := yaml.Unmarshal(data, &top)
+		if _, ok := top["tests"]; err != nil || !ok {
+			t.Errorf("%s: HasSplitTests, but the file parsed whole has no tests: (%v)", path, err)
+		}
 	}
 	if streamed := streamMatchesWhole(t, path, data, opt); streamed != split {
 		t.Errorf("%s: streamed %v, read a test at a time %v", path, streamed, split)
@@ -209,6 +220,8 @@ func FuzzSplitMatchesWhole(f *testing.F) {
 		"x: &a 1\ntests:\n  - id: a\n    input: *a\n",
 		"tests:\n  - id: a\n    turns:\n      - input: q\n        assertions: [ok]\n    mode: conversation\n",
 		"tests:\r\n  - id: a\r\n    input: |\r\n      - b\r\n",
+		"name: a\nname: b\ntests:\n  - id: a\n    input: hi\n",
+		"tests:\n- \n? -",
 	} {
 		f.Add([]byte(s))
 	}

@@ -427,3 +427,37 @@ func loadStreamed(path string, opt Options) (s *Suite, ok bool, err error) {
 	s, err = d.finish(s, opt)
 	return s, true, err
 }
+
+// HasSplitTests reports that YAML text has tests: at its top level, as
+// one block sequence at the margin, the common shape: the rest of the
+// text and each chunk of tests are parsed on their own, so a large file
+// is never one node tree. false says only that it cannot tell that way;
+// parsing the text whole can.
+func HasSplitTests(r io.ReaderAt, size int64) bool {
+	sp, ok, err := scanTests(io.NewSectionReader(r, 0, size), false)
+	if err != nil || !ok {
+		return false
+	}
+	d := &decoder{problems: &problems{}, env: func(string) (string, bool) { return "", false }}
+	root, ok := d.parse(sp.head, "YAML")
+	if !ok || root == nil || !d.splitHolds(root, mappingValue(root, "tests"), sp.line) {
+		return false
+	}
+	// As the file whole would decode: keys that are text, each once.
+	var top map[string]yaml.Node
+	if yaml.Unmarshal(sp.head, &top) != nil {
+		return false
+	}
+	for i := range sp.chunks {
+		c := &sp.chunks[i]
+		text := make([]byte, c.size)
+		if _, err := r.ReadAt(text, c.off); err != nil && err != io.EOF {
+			return false
+		}
+		n, ok := d.parse(text, "YAML")
+		if !ok || len(d.errs) > 0 || n == nil || n.Kind != yaml.SequenceNode || len(n.Content) != c.count || n.Line != 1 {
+			return false
+		}
+	}
+	return true
+}
