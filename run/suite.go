@@ -311,17 +311,21 @@ func newDispatcher(r *suiteRunner, s *suite.Suite, reader *suite.TestReader, sel
 	}
 	d := &dispatcher{r: r, s: s, sel: sel, n: n, reader: reader, free: conc, freed: make(chan struct{}, conc), grading: make(chan struct{}, conc),
 		done: make(chan trialDone, conc), active: map[int]*testState{}}
+	// index finds the tests that others depend on, by id (the last with
+	// an id, as a map of every test would); -1 is an id no test has.
 	var index map[string]int
 	for i := range n {
-		if len(d.info(i).DependsOn) > 0 {
-			index = make(map[string]int, n)
-			d.deps = map[int]*depState{}
-			break
+		for _, dep := range d.info(i).DependsOn {
+			if index == nil {
+				index = map[string]int{}
+				d.deps = map[int]*depState{}
+			}
+			index[dep] = -1
 		}
 	}
 	for i := range n {
 		t := d.info(i)
-		if index != nil {
+		if _, wanted := index[t.ID]; wanted {
 			index[t.ID] = i
 		}
 		if _, ok := r.opt.Done[t.ID]; !ok {
@@ -341,8 +345,8 @@ func newDispatcher(r *suiteRunner, s *suite.Suite, reader *suite.TestReader, sel
 		}
 		ds := d.dep(i)
 		for _, dep := range t.DependsOn {
-			j, ok := index[dep]
-			if !ok {
+			j := index[dep]
+			if j < 0 {
 				continue
 			}
 			if status, done := r.opt.Done[dep]; done {
