@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"testing"
@@ -31,6 +33,33 @@ func BenchmarkParseConversations(b *testing.B) {
 		runtime.ReadMemStats(&ms)
 		b.ReportMetric(float64(p)/(1<<20), "peak-live-MB")
 		b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "typed-MB")
+		runtime.KeepAlive(s)
+	}
+}
+
+// BenchmarkLoadStreamed is the same file loaded streamed (Options.Stream):
+// the peak of the load, and what the suite keeps for the run.
+func BenchmarkLoadStreamed(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "load.yaml")
+	if err := os.WriteFile(path, loadsuite.Conversations(10000), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		stop, peak := peakLive()
+		s, err := Load(path, Options{JudgeAvailable: true, Stream: true})
+		p := peak()
+		close(stop)
+		if err != nil || !s.Streamed() || s.NumTests() != 10000 {
+			b.Fatalf("%d tests, %v", s.NumTests(), err)
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(p)/(1<<20), "peak-live-MB")
+		b.ReportMetric(float64(ms.HeapAlloc-before.HeapAlloc)/10000, "kept-B/test")
 		runtime.KeepAlive(s)
 	}
 }
