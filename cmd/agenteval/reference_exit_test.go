@@ -131,10 +131,10 @@ what each command returns follows it.
 - ` + "`run`" + ` exits with 0 when every test passed, 1 when some test failed,
   and 3 when some test ended in ` + "`execution_error`" + ` (the agent or a
   grader could not run), which wins over 1. It exits with 2 on a
-  configuration problem: an eval file that does not load, an unknown
-  target or metric, a judged grader without a judge, a missing API key, or
-  credentials the provider refuses; a run stopped by one says how many
-  tests had finished. Interrupted (Ctrl-C, SIGTERM, SIGHUP), it exits with
+  configuration problem: an eval file that does not load (or changes
+  while the run reads it), an unknown target or metric, a judged grader
+  without a judge, a missing API key, or credentials the provider
+  refuses; a run stopped by one says how many tests had finished. Interrupted (Ctrl-C, SIGTERM, SIGHUP), it exits with
   130 and keeps the finished results; ` + "`--resume`" + ` continues. A dry run
   (` + "`--dry-run`" + `) exits with 0 when its checks fail, since the fake's
   replies are canned: only execution errors say the plumbing is broken.

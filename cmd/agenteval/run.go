@@ -410,6 +410,11 @@ func (f *runFlags) exit(ctx context.Context, e *env, out *session.Outcome, runEr
 		switch {
 		case errors.As(runErr, &fe):
 			return &exitError{code: exitUsage, err: fmt.Errorf("%s\nStopped after %s; fix the configuration and run again", provider.Redact(fe.Error()), counted(sum.Total, "test"))}
+		case errors.As(runErr, new(*agenteval.PosError)):
+			// Only reading an eval file again fails at a position once
+			// the run has started: the file changed or went away under a
+			// streamed run. That is the input's fault, not a test's.
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s\nStopped after %s", provider.Redact(runErr.Error()), counted(sum.Total, "test"))}
 		case errors.Is(runErr, context.Canceled) || ctx.Err() != nil:
 			fmt.Fprintf(e.stderr, "interrupted: %s kept", counted(sum.Total, "finished test"))
 			if out.Output != "" {
