@@ -197,35 +197,20 @@ func TestReviewConcurrentParseAndRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := make(chan error, 8)
-	for i := range 8 {
-		go func() {
-			for range 20 {
-				tmpl := shared
-				if i%2 == 0 {
-					var err error
-					if tmpl, err = ParseTemplate("own", text); err != nil {
-						errs <- err
-						return
-					}
-				}
-				got, err := tmpl.Execute(testNonce, d)
-				if err == nil && got != want {
-					err = fmt.Errorf("a concurrent rendering differs")
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
+	concurrently(t, func(i int) error {
+		tmpl := shared
+		if i%2 == 0 {
+			var err error
+			if tmpl, err = ParseTemplate("own", text); err != nil {
+				return err
 			}
-			errs <- nil
-		}()
-	}
-	for range 8 {
-		if err := <-errs; err != nil {
-			t.Error(err)
 		}
-	}
+		got, err := tmpl.Execute(testNonce, d)
+		if err == nil && got != want {
+			err = fmt.Errorf("a concurrent rendering differs")
+		}
+		return err
+	})
 }
 
 // FuzzEngineMatchesTextTemplate: whatever text the engine parses,

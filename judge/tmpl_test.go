@@ -527,15 +527,24 @@ func TestConcurrentRendering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	concurrently(t, func(int) error {
+		p, err := render("rubric", d, testNonce)
+		if err == nil && p != want {
+			err = fmt.Errorf("a concurrent rendering differs")
+		}
+		return err
+	})
+}
+
+// concurrently runs check 20 times in each of 8 goroutines (numbered
+// 0..7) and reports the first error of each.
+func concurrently(t *testing.T, check func(g int) error) {
+	t.Helper()
 	errs := make(chan error, 8)
-	for range 8 {
+	for g := range 8 {
 		go func() {
 			for range 20 {
-				p, err := render("rubric", d, testNonce)
-				if err == nil && p != want {
-					err = fmt.Errorf("a concurrent rendering differs")
-				}
-				if err != nil {
+				if err := check(g); err != nil {
 					errs <- err
 					return
 				}
