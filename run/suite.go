@@ -117,18 +117,48 @@ func Selected(s *suite.Suite, filter string) ([]*agenteval.Test, error) {
 	var out []*agenteval.Test
 	for i := range s.Tests {
 		t := &s.Tests[i]
-		if filter != "" {
-			ok, err := path.Match(filter, t.ID)
-			if err != nil {
-				return nil, fmt.Errorf("--filter %q: %v", filter, err)
-			}
-			if !ok {
-				continue
-			}
+		ok, err := matchFilter(filter, t.ID)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, t)
+		if ok {
+			out = append(out, t)
+		}
 	}
 	return out, nil
+}
+
+// SelectedIndexes returns the indexes of the tests a filter selects, in
+// file order, from what the suite knows of each without reading it (so
+// a streamed suite's too); nil when there is no filter, which selects
+// them all.
+func SelectedIndexes(s *suite.Suite, filter string) ([]int, error) {
+	if filter == "" {
+		return nil, nil
+	}
+	out := []int{}
+	for i := range s.NumTests() {
+		ok, err := matchFilter(filter, s.Info(i).ID)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// matchFilter says whether a filter ("" for none) selects a test id.
+func matchFilter(filter, id string) (bool, error) {
+	if filter == "" {
+		return true, nil
+	}
+	ok, err := path.Match(filter, id)
+	if err != nil {
+		return false, fmt.Errorf("--filter %q: %v", filter, err)
+	}
+	return ok, nil
 }
 
 // RunSuite runs the selected tests of a suite against the agent and calls
@@ -182,25 +212,22 @@ func RunSuite(ctx context.Context, s *suite.Suite, opt Options, emit func(*agent
 // selectedIndexes are the indexes of the tests that run, in file order:
 // those the filter and the options' selections accept; nil means all.
 func selectedIndexes(s *suite.Suite, opt Options, reader *suite.TestReader) ([]int, error) {
-	if opt.Filter == "" && opt.SelectInfo == nil && opt.Select == nil {
-		return nil, nil
+	filtered, err := SelectedIndexes(s, opt.Filter)
+	if err != nil || opt.SelectInfo == nil && opt.Select == nil {
+		return filtered, err
+	}
+	n := len(filtered)
+	if filtered == nil {
+		n = s.NumTests()
 	}
 	out := []int{}
-	for i := range s.NumTests() {
-		if opt.Filter != "" || opt.SelectInfo != nil {
-			ti := s.Info(i)
-			if opt.Filter != "" {
-				ok, err := path.Match(opt.Filter, ti.ID)
-				if err != nil {
-					return nil, fmt.Errorf("--filter %q: %v", opt.Filter, err)
-				}
-				if !ok {
-					continue
-				}
-			}
-			if opt.SelectInfo != nil && !opt.SelectInfo(ti) {
-				continue
-			}
+	for k := range n {
+		i := k
+		if filtered != nil {
+			i = filtered[k]
+		}
+		if opt.SelectInfo != nil && !opt.SelectInfo(s.Info(i)) {
+			continue
 		}
 		if opt.Select != nil {
 			t, err := reader.Test(i)

@@ -1,9 +1,7 @@
 package session
 
 import (
-	"fmt"
 	"os"
-	"path"
 
 	"github.com/agenteval/agenteval"
 	"github.com/agenteval/agenteval/internal/bytesize"
@@ -60,26 +58,6 @@ func (sp *SuitePlan) each(f func(i int, ti suite.TestInfo)) {
 	}
 }
 
-// selectFiltered returns the indexes of a suite's tests whose id the
-// filter matches, in file order: nil when there is no filter, which
-// matches them all.
-func selectFiltered(st *suite.Suite, filter string) ([]int, error) {
-	if filter == "" {
-		return nil, nil
-	}
-	sel := []int{}
-	for i := range st.NumTests() {
-		ok, err := path.Match(filter, st.Info(i).ID)
-		if err != nil {
-			return nil, fmt.Errorf("--filter %q: %v", filter, err)
-		}
-		if ok {
-			sel = append(sel, i)
-		}
-	}
-	return sel, nil
-}
-
 // Targets are the names of the targets the suite runs against, in order.
 func (sp *SuitePlan) Targets() []string {
 	out := make([]string, len(sp.runs))
@@ -98,7 +76,7 @@ func (s *Session) Plan() (*Plan, error) {
 	opt := &s.opt
 	p := &Plan{s: s, Output: opt.Output}
 	for _, st := range s.Suites {
-		idx, err := selectFiltered(st, opt.Filter)
+		idx, err := run.SelectedIndexes(st, opt.Filter)
 		if err != nil {
 			return nil, configErr("%v", err)
 		}
